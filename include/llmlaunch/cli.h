@@ -1,0 +1,64 @@
+/* The command layer: one context shared by the subcommands, and each subcommand's
+ * entry point (launcher/cmd-*.c, one file per command, as git's builtins). */
+#ifndef LLMLAUNCH_CLI_H
+#define LLMLAUNCH_CLI_H
+
+#include <getopt.h>
+#include "llmlaunch/facts.h"
+#include "llmlaunch/probe.h"
+#include "llmlaunch/util.h"
+
+#define LL_EXIT_OK 0
+#define LL_EXIT_FAILURE 1
+#define LL_EXIT_USAGE 2
+
+struct ll_ctx {
+	const char *argv0;
+	struct ll_probe_options probe;
+	/* Loaded on demand by ll_ctx_facts(); owned by the context. */
+	hwloc_topology_t topo;
+	struct ll_facts *facts;
+	char **profiles;            /* --profile values in order */
+	size_t n_profiles;
+};
+
+/* Options every fact-reading command accepts. Their `val`s are above 0x1000 so they
+ * cannot collide with a command's own short options. */
+enum {
+	LL_OPT_TOPOLOGY = 0x1000,
+	LL_OPT_FSROOT,
+	LL_OPT_PROFILE,
+	LL_OPT_COMMON_LAST,
+};
+#define LL_COMMON_LONG_OPTIONS                                            \
+	{ "topology", required_argument, NULL, LL_OPT_TOPOLOGY },         \
+	{ "fsroot", required_argument, NULL, LL_OPT_FSROOT },             \
+	{ "profile", required_argument, NULL, LL_OPT_PROFILE }
+#define LL_COMMON_HELP                                                                  \
+	"  --topology FILE   replay a snapshot (hwloc XML from 'probe --save' or lstopo)\n" \
+	"  --fsroot DIR      read /sys and /proc under DIR instead of this machine's\n"     \
+	"  --profile P       apply a profile (name, file or https:// URL); repeatable\n"
+
+/* Handle one of the common options; returns true when `opt` was one. */
+bool ll_ctx_common_option(struct ll_ctx *ctx, int opt, const char *arg);
+
+/* Probe (or replay) once per process; later calls return the same facts. */
+int ll_ctx_facts(struct ll_ctx *ctx, const struct ll_facts **ret, struct ll_error *err);
+
+/* Report an error record on stderr as "llmlaunch: MESSAGE" (+ "hint: ..."). */
+void ll_report(const struct ll_error *err);
+void ll_errorf(const char *fmt, ...) LL_PRINTF(1, 2);
+void ll_warnf(const char *fmt, ...) LL_PRINTF(1, 2);
+
+typedef int (*ll_cmd_fn)(int argc, char **argv, struct ll_ctx *ctx);
+
+int cmd_probe(int argc, char **argv, struct ll_ctx *ctx);
+int cmd_env(int argc, char **argv, struct ll_ctx *ctx);
+int cmd_explain(int argc, char **argv, struct ll_ctx *ctx);
+int cmd_run(int argc, char **argv, struct ll_ctx *ctx);
+int cmd_logs(int argc, char **argv, struct ll_ctx *ctx);
+int cmd_profiles(int argc, char **argv, struct ll_ctx *ctx);
+int cmd_slurm(int argc, char **argv, struct ll_ctx *ctx);
+int cmd_worker(int argc, char **argv, struct ll_ctx *ctx);
+
+#endif

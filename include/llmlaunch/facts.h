@@ -1,0 +1,206 @@
+/* Facts about one node, as the probe learned them. Plain C data, derived entirely
+ * from an annotated hwloc topology (see docs/snapshot-format.md), so a live probe and
+ * the replay of its saved snapshot give identical facts.
+ *
+ * Unknown is never guessed: strings are NULL, numbers are -1 (or LL_UNKNOWN for
+ * tri-states), enums have an _UNKNOWN member. */
+#ifndef LLMLAUNCH_FACTS_H
+#define LLMLAUNCH_FACTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+enum ll_tristate { LL_UNKNOWN = -1, LL_NO = 0, LL_YES = 1 };
+
+/* nvidia-smi's PCIe path classes, ordered from closest to farthest. NCCL has no
+ * NODE class: it counts NODE as PHB. */
+enum ll_path {
+	LL_PATH_UNKNOWN = 0,
+	LL_PATH_PIX,  /* at most one PCIe switch (bridge) between the two */
+	LL_PATH_PXB,  /* several bridges, not through the host bridge */
+	LL_PATH_PHB,  /* through one PCIe host bridge */
+	LL_PATH_NODE, /* between host bridges of one NUMA node */
+	LL_PATH_SYS,  /* across the inter-socket link (different NUMA nodes) */
+};
+const char *ll_path_name(enum ll_path p);        /* "PIX"...; "?" for unknown */
+enum ll_path ll_path_from_name(const char *s);   /* LL_PATH_UNKNOWN if not a class */
+
+enum ll_gpu_vendor { LL_GPU_VENDOR_OTHER = 0, LL_GPU_VENDOR_NVIDIA, LL_GPU_VENDOR_AMD, LL_GPU_VENDOR_INTEL };
+const char *ll_gpu_vendor_name(enum ll_gpu_vendor v);
+
+enum ll_nvlink_remote {
+	LL_NVLINK_REMOTE_UNKNOWN = 0,
+	LL_NVLINK_REMOTE_GPU,
+	LL_NVLINK_REMOTE_NVSWITCH,
+	LL_NVLINK_REMOTE_CPU,
+};
+const char *ll_nvlink_remote_name(enum ll_nvlink_remote r);
+
+/* One NVLink connection of a GPU, aggregated per remote end as hwloc's
+ * NVLinkBandwidth matrix records it. */
+struct ll_nvlink {
+	enum ll_nvlink_remote remote;
+	int remote_gpu;          /* index into ll_facts.gpus, or -1 */
+	char *remote_busid;      /* PCI bus id of the remote end, NULL if unknown */
+	long bandwidth_mbps;     /* MB/s as in NVLinkBandwidth, -1 unknown */
+};
+
+struct ll_gpu {
+	char *busid;             /* "0000:07:00.0" */
+	enum ll_gpu_vendor vendor;
+	unsigned vendor_id, device_id;
+	char *model;             /* "NVIDIA A100-SXM4-40GB", NULL if unknown */
+	char *uuid;              /* NVML UUID, NULL if unknown */
+	int numa_node;           /* OS index of the nearest NUMA node, -1 unknown */
+	char *cpuset;            /* hwloc list string of local PUs, e.g. "0-15,64-79" */
+	struct ll_nvlink *nvlinks;
+	size_t n_nvlinks;
+	int nvlinks_active;      /* from NVML: active links, -1 unknown */
+	int nvlinks_inactive;    /* from NVML: links present but down, -1 unknown */
+};
+
+enum ll_link_layer { LL_LINK_LAYER_UNKNOWN = 0, LL_LINK_LAYER_INFINIBAND, LL_LINK_LAYER_ETHERNET };
+const char *ll_link_layer_name(enum ll_link_layer l); /* "InfiniBand", "Ethernet", NULL */
+
+enum ll_gid_type { LL_GID_TYPE_UNKNOWN = 0, LL_GID_TYPE_IB_ROCE_V1, LL_GID_TYPE_ROCE_V2 };
+const char *ll_gid_type_name(enum ll_gid_type t); /* "IB/RoCE v1", "RoCE v2" as sysfs spells them */
+
+struct ll_gid {
+	unsigned index;
+	char *gid;               /* "fe80:0000:...", as sysfs prints it */
+	enum ll_gid_type type;
+	bool ipv4_mapped;        /* ::ffff:a.b.c.d */
+	bool link_local;         /* fe80::/10 */
+};
+
+/* Port state numbers as the kernel reports them ("4: ACTIVE"). */
+enum ll_port_state {
+	LL_PORT_STATE_UNKNOWN = 0, LL_PORT_DOWN = 1, LL_PORT_INIT = 2, LL_PORT_ARMED = 3,
+	LL_PORT_ACTIVE = 4, LL_PORT_ACTIVE_DEFER = 5,
+};
+const char *ll_port_state_name(enum ll_port_state s);
+
+struct ll_rdma_port {
+	unsigned number;
+	enum ll_port_state state;
+	char *phys_state;        /* "5: LinkUp", NULL unknown */
+	enum ll_link_layer link_layer;
+	char *rate;              /* "200 Gb/sec (4X HDR)", NULL unknown */
+	double rate_gbps;        /* parsed from rate, -1 unknown */
+	long lid;                /* -1 unknown */
+	struct ll_gid *gids;
+	size_t n_gids;
+	char *netdev;            /* network interface of this port, NULL if none known */
+};
+
+struct ll_rdma_device {
+	char *name;              /* "mlx5_0" */
+	char *busid;             /* PCI bus id, NULL for virtual devices */
+	unsigned vendor_id, device_id;
+	char *model;             /* PCI name when known */
+	int numa_node;           /* -1 unknown */
+	char *node_guid;
+	struct ll_rdma_port *ports;
+	size_t n_ports;
+	char **netdevs;          /* every interface of the device */
+	size_t n_netdevs;
+};
+
+enum ll_netif_kind {
+	LL_NETIF_UNKNOWN = 0,
+	LL_NETIF_ETHERNET,
+	LL_NETIF_INFINIBAND,     /* IPoIB */
+	LL_NETIF_LOOPBACK,
+	LL_NETIF_BRIDGE,
+	LL_NETIF_VETH,
+	LL_NETIF_DOCKER,
+	LL_NETIF_VIRBR,
+	LL_NETIF_VLAN,
+	LL_NETIF_BOND,
+	LL_NETIF_TUNNEL,
+	LL_NETIF_OTHER_VIRTUAL,
+};
+const char *ll_netif_kind_name(enum ll_netif_kind k);
+
+struct ll_addr {
+	int family;              /* AF_INET or AF_INET6 */
+	char *addr;              /* numeric text */
+	unsigned prefixlen;
+};
+
+struct ll_netif {
+	char *name;
+	enum ll_netif_kind kind;
+	bool virtual_;           /* no physical device behind it (lo, docker0, veth*, virbr*, bridges) */
+	char *operstate;         /* "up", "down", ... NULL unknown */
+	enum ll_tristate up;     /* IFF_UP */
+	enum ll_tristate running;/* IFF_RUNNING */
+	long mtu;                /* -1 unknown */
+	long speed_mbps;         /* -1 unknown */
+	char *mac;               /* NULL unknown */
+	char *busid;             /* PCI bus id, NULL if none */
+	char *rdma_device;       /* owning RDMA device, NULL if none */
+	int numa_node;           /* -1 unknown */
+	bool addrs_known;        /* false under --fsroot or for snapshots without addresses */
+	struct ll_addr *addrs;
+	size_t n_addrs;
+};
+
+struct ll_numa_node {
+	int os_index;
+	char *cpuset;            /* hwloc list string */
+	int n_cores;
+};
+
+struct ll_core {
+	int numa_node;           /* OS index, -1 if the machine has no NUMA info */
+	char *cpuset;            /* PUs of this core, hwloc list string */
+};
+
+struct ll_facts {
+	char *hostname;          /* NULL unknown */
+	char *dmi_product_name;  /* /sys/class/dmi/id/product_name, NULL unknown */
+	char *source;            /* "live", "fsroot:DIR" or "snapshot:FILE" */
+	int n_packages;
+	int n_pus;
+	struct ll_numa_node *numa_nodes;
+	size_t n_numa_nodes;
+	struct ll_core *cores;   /* in logical order */
+	size_t n_cores;
+
+	struct ll_gpu *gpus;     /* in PCI bus id order */
+	size_t n_gpus;
+	size_t n_nvswitches;
+
+	struct ll_rdma_device *rdma;  /* in name order (natural: mlx5_2 before mlx5_10) */
+	size_t n_rdma;
+
+	struct ll_netif *netifs;  /* in name order */
+	size_t n_netifs;
+
+	enum ll_tristate gdr_ready;   /* GPUDirect RDMA kernel module loaded */
+	char *gdr_module;             /* "nvidia_peermem", "nv_peer_mem", NULL */
+
+	/* PCIe path class between gpus[i] and rdma[j]: gpu_nic[i * n_rdma + j]. */
+	enum ll_path *gpu_nic;
+};
+
+void ll_facts_free(struct ll_facts *f);
+static inline void ll_facts_freep(struct ll_facts **f) { if (*f) { ll_facts_free(*f); *f = NULL; } }
+
+static inline enum ll_path ll_facts_gpu_nic(const struct ll_facts *f, size_t gpu, size_t nic)
+{
+	return f->gpu_nic ? f->gpu_nic[gpu * f->n_rdma + nic] : LL_PATH_UNKNOWN;
+}
+
+/* Nearest RDMA device to a GPU (lowest path class, then lowest index); -1 if none. */
+int ll_facts_nearest_rdma(const struct ll_facts *f, size_t gpu);
+
+/* Size of the NVLink domain: the largest set of GPUs joined by NVLink, directly or
+ * through NVSwitches. 1 when GPUs exist but no NVLink is known; 0 without GPUs. */
+int ll_facts_nvlink_domain(const struct ll_facts *f);
+
+const struct ll_netif *ll_facts_netif(const struct ll_facts *f, const char *name);
+const struct ll_rdma_device *ll_facts_rdma(const struct ll_facts *f, const char *name);
+
+#endif

@@ -1,0 +1,103 @@
+/* Stage 2: the planner. A pure function: facts + profile values + inherited
+ * environment + command line in, plan out. No I/O, no globals, no clock.
+ * Every value carries where it came from and why. */
+#ifndef LLMLAUNCH_PLAN_H
+#define LLMLAUNCH_PLAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include "llmlaunch/facts.h"
+#include "llmlaunch/util.h"
+
+/* Lowest to highest precedence. */
+enum ll_source {
+	LL_SOURCE_DEFAULT = 0,
+	LL_SOURCE_PROBE,
+	LL_SOURCE_PROFILE,
+	LL_SOURCE_CLUSTER,      /* decided by agreement across nodes (stage 3) */
+	LL_SOURCE_ENVIRONMENT,
+	LL_SOURCE_CLI,
+};
+const char *ll_source_name(enum ll_source s); /* "default", "probe", ... */
+
+enum ll_bind_mode { LL_BIND_NUMA = 0, LL_BIND_CORE, LL_BIND_NONE };
+const char *ll_bind_mode_name(enum ll_bind_mode m);
+int ll_bind_mode_parse(const char *s, enum ll_bind_mode *ret); /* 0 or -EINVAL */
+
+/* A name=value from outside the planner (profile layer, --set), with its origin
+ * ("profiles/roce.yaml:12", "--set"). Strings are borrowed. */
+struct ll_assignment {
+	const char *name;
+	const char *value;      /* "auto" from a profile means: let the probe decide */
+	const char *origin;
+};
+
+/* One decided value. Environment variables for the workers have `exported`
+ * set; settings of llmlaunch/torchrun itself (nproc-per-node, bind, master-port)
+ * do not. value == NULL means deliberately left unset (the reason says why). */
+struct ll_setting {
+	char *name;
+	char *value;
+	enum ll_source source;
+	char *origin;           /* file:line for profiles, NULL otherwise */
+	char *reason;           /* one line */
+	bool exported;
+};
+
+/* Where one local rank runs. */
+struct ll_rank_placement {
+	int local_rank;
+	int gpu;                /* index into facts->gpus, -1 for CPU-only */
+	char *gpu_busid;
+	int numa_node;          /* -1: no memory binding */
+	char *cpuset;           /* hwloc list string of PUs; NULL: no CPU binding */
+	int n_cores;            /* cores given to this rank (OMP_NUM_THREADS) */
+};
+
+enum ll_lint_level { LL_LINT_INFO = 0, LL_LINT_WARNING, LL_LINT_ERROR };
+
+struct ll_lint {
+	enum ll_lint_level level;
+	char *variable;         /* the variable concerned, or NULL */
+	char *message;
+};
+
+struct ll_plan_input {
+	const struct ll_facts *facts;
+	/* Inherited environment (environ-style "NAME=VALUE" strings, NULL-terminated). */
+	char *const *environ;
+	/* Profile values, already layered (later entries win). Names are variable names
+	 * ("NCCL_IB_HCA") or settings ("bind", "python", "torchrun.max_restarts"). */
+	const struct ll_assignment *profile;
+	size_t n_profile;
+	/* --set NAME=VALUE, in order. */
+	const struct ll_assignment *cli;
+	size_t n_cli;
+	enum ll_bind_mode bind;
+	bool bind_from_cli;
+	int nproc_per_node;     /* 0: decide */
+	int nnodes;             /* 1 unless stage 3 says otherwise */
+};
+
+struct ll_plan {
+	struct ll_setting *settings;   /* in a stable, documented order */
+	size_t n_settings;
+	struct ll_rank_placement *ranks;
+	size_t n_ranks;
+	struct ll_lint *lints;
+	size_t n_lints;
+	enum ll_bind_mode bind;
+	int nproc_per_node;
+	int nnodes;
+};
+
+int ll_plan_build(const struct ll_plan_input *in, struct ll_plan **ret, struct ll_error *err);
+void ll_plan_free(struct ll_plan *p);
+static inline void ll_plan_freep(struct ll_plan **p) { if (*p) { ll_plan_free(*p); *p = NULL; } }
+
+const struct ll_setting *ll_plan_get(const struct ll_plan *p, const char *name);
+/* Set or override a value after planning (stage 3 writes cluster-wide values). */
+void ll_plan_set(struct ll_plan *p, const char *name, const char *value, enum ll_source source,
+		 const char *origin, const char *reason, bool exported);
+
+#endif

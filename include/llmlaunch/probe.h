@@ -1,0 +1,33 @@
+/* Stage 1: learn the facts of one node. Everything learned is stored in the hwloc
+ * topology (infos and distances, names in docs/snapshot-format.md), then extracted
+ * into struct ll_facts, so a saved snapshot replays to the same facts. */
+#ifndef LLMLAUNCH_PROBE_H
+#define LLMLAUNCH_PROBE_H
+
+#include <hwloc.h>
+#include "llmlaunch/facts.h"
+#include "llmlaunch/util.h"
+
+struct ll_probe_options {
+	const char *topology_file;  /* replay this snapshot (hwloc XML); no live reads at all */
+	const char *fsroot;         /* read /sys and /proc under this directory */
+	const char *nvml_library;   /* NULL: $LLMLAUNCH_NVML_LIBRARY, else "libnvidia-ml.so.1" */
+	bool skip_nvml;             /* do not try NVML at all */
+};
+
+/* Load the topology: from the snapshot when topology_file is set, else the live
+ * machine (or fsroot) with every annotator applied. *ret is owned by the caller
+ * (hwloc_topology_destroy). */
+int ll_probe_load(const struct ll_probe_options *opts, hwloc_topology_t *ret, struct ll_error *err);
+
+/* Extract the facts from a loaded (annotated or plain lstopo) topology. */
+int ll_probe_facts(hwloc_topology_t topo, const char *source, struct ll_facts **ret, struct ll_error *err);
+
+/* Convenience: load + facts. *ret_topo may be NULL when the caller needs only facts. */
+int ll_probe(const struct ll_probe_options *opts, hwloc_topology_t *ret_topo, struct ll_facts **ret,
+	     struct ll_error *err);
+
+/* Write the annotated topology as hwloc XML (lstopo-readable). */
+int ll_probe_save(hwloc_topology_t topo, const char *path, struct ll_error *err);
+
+#endif

@@ -1,0 +1,67 @@
+#include <errno.h>
+#include <stdarg.h>
+#include <string.h>
+
+#include "llmlaunch/cli.h"
+
+bool ll_ctx_common_option(struct ll_ctx *ctx, int opt, const char *arg)
+{
+	switch (opt) {
+	case LL_OPT_TOPOLOGY:
+		ctx->probe.topology_file = arg;
+		return true;
+	case LL_OPT_FSROOT:
+		ctx->probe.fsroot = arg;
+		return true;
+	case LL_OPT_PROFILE:
+		*(const char **)ll_array_push(&ctx->profiles, &ctx->n_profiles, sizeof(char *)) = arg;
+		return true;
+	default:
+		return false;
+	}
+}
+
+int ll_ctx_facts(struct ll_ctx *ctx, const struct ll_facts **ret, struct ll_error *err)
+{
+	int r;
+
+	if (!ctx->facts) {
+		r = ll_probe(&ctx->probe, &ctx->topo, &ctx->facts, err);
+		if (r < 0)
+			return r;
+	}
+	*ret = ctx->facts;
+	return 0;
+}
+
+static void vreport(const char *level, const char *fmt, va_list ap)
+{
+	fprintf(stderr, "llmlaunch: %s", level);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
+void ll_errorf(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreport("", fmt, ap);
+	va_end(ap);
+}
+
+void ll_warnf(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreport("warning: ", fmt, ap);
+	va_end(ap);
+}
+
+void ll_report(const struct ll_error *err)
+{
+	fprintf(stderr, "llmlaunch: %s\n", err && err->message ? err->message : "unknown error");
+	if (err && err->hint)
+		fprintf(stderr, "hint: %s\n", err->hint);
+}

@@ -1,0 +1,11 @@
+/* PLACEHOLDER: replaced by the real command. */
+#include "llmlaunch/cli.h"
+
+int cmd_worker(int argc, char **argv, struct ll_ctx *ctx)
+{
+	(void)argc;
+	(void)argv;
+	(void)ctx;
+	ll_errorf("'worker' is not built yet");
+	return LL_EXIT_FAILURE;
+}

@@ -1,0 +1,51 @@
+/* Names of the facts llmlaunch stores in an hwloc topology (info attributes and
+ * distances). This is a file format: snapshots written by one version are read by
+ * later ones and attached to bug reports. Document every name in
+ * docs/snapshot-format.md; never rename, only add.
+ *
+ * Absence of an attribute means "unknown", never "no". Where hwloc itself already
+ * records a fact (HostName, DMIProductName, PortNState, PortNLID, PortNGIDk,
+ * Address, GPUModel, NVIDIAUUID), that name is used and not duplicated. */
+#ifndef LLMLAUNCH_PROBE_ANNOTATIONS_H
+#define LLMLAUNCH_PROBE_ANNOTATIONS_H
+
+/* Root object. */
+#define LL_INFO_SNAPSHOT        "LLMLaunchSnapshot"    /* annotation format version, "1" */
+#define LL_INFO_HOSTNAME        "HostName"             /* hwloc's own */
+#define LL_INFO_DMI_PRODUCT     "DMIProductName"       /* hwloc's own */
+#define LL_INFO_GDR_MODULE      "GPUDirectRDMAModule"  /* "nvidia_peermem", "nv_peer_mem" or "none" */
+
+/* OpenFabrics OS devices (mlx5_0, ...), per port N ("Port1LinkLayer"). hwloc's own:
+ * PortNState (number), PortNLID, PortNLMC, PortNGIDk. */
+#define LL_INFO_PORT_FMT_LINK_LAYER  "Port%uLinkLayer"   /* "InfiniBand" | "Ethernet" */
+#define LL_INFO_PORT_FMT_RATE        "Port%uRate"        /* "200 Gb/sec (4X HDR)" verbatim */
+#define LL_INFO_PORT_FMT_PHYS_STATE  "Port%uPhysState"   /* "5: LinkUp" verbatim */
+#define LL_INFO_PORT_FMT_STATE_NAME  "Port%uStateName"   /* "4: ACTIVE" verbatim */
+#define LL_INFO_PORT_FMT_GID_TYPE    "Port%uGID%uType"   /* "IB/RoCE v1" | "RoCE v2" */
+#define LL_INFO_PORT_FMT_NETDEV      "Port%uNetdev"      /* interface bound to the port */
+#define LL_INFO_PORT_FMT_GID         "Port%uGID%u"       /* hwloc's own */
+#define LL_INFO_PORT_FMT_STATE       "Port%uState"       /* hwloc's own, first digit */
+#define LL_INFO_PORT_FMT_LID         "Port%uLID"         /* hwloc's own */
+#define LL_INFO_RDMA_NODE_GUID       "NodeGUID"          /* hwloc's own */
+
+/* Network OS devices. */
+#define LL_INFO_NET_KIND        "NetKind"      /* ethernet, infiniband, loopback, bridge, veth, docker, virbr, vlan, bond, tunnel, virtual */
+#define LL_INFO_NET_VIRTUAL     "NetVirtual"   /* "1" | "0" */
+#define LL_INFO_NET_OPERSTATE   "NetOperState" /* sysfs operstate verbatim */
+#define LL_INFO_NET_FLAGS       "NetFlags"     /* comma list: UP,RUNNING,LOOPBACK,... */
+#define LL_INFO_NET_MTU         "NetMTU"
+#define LL_INFO_NET_SPEED       "NetSpeed"     /* Mb/s */
+#define LL_INFO_NET_ADDRS_KNOWN "NetAddrsKnown"/* "1" when addresses were read (live only) */
+#define LL_INFO_NET_ADDR        "NetAddr"      /* repeated: "10.0.0.1/24", "fe80::1/64" */
+#define LL_INFO_NET_ADDRESS     "Address"      /* hwloc's own (MAC) */
+
+/* GPU PCI devices (or their nvml/cuda OS devices, as hwloc's own backends write). */
+#define LL_INFO_GPU_MODEL       "GPUModel"        /* hwloc's own name */
+#define LL_INFO_GPU_UUID        "NVIDIAUUID"      /* hwloc's own name */
+#define LL_INFO_NVLINKS_ACTIVE  "NVLinksActive"
+#define LL_INFO_NVLINKS_INACTIVE "NVLinksInactive"
+
+/* Distances. */
+#define LL_DIST_NVLINK          "NVLinkBandwidth" /* hwloc's own NVML backend name, MB/s */
+
+#endif
