@@ -1,11 +1,425 @@
-/* PLACEHOLDER: replaced by the real command. */
+/* llmlaunch probe: print what this node (or a snapshot) has, and optionally save
+ * the annotated topology. Text and JSON come from the same calls (output.h). */
+#include <errno.h>
+#include <string.h>
+#include <sys/socket.h>
+
 #include "llmlaunch/cli.h"
+#include "llmlaunch/output.h"
+
+struct probe_options {
+	bool json;
+	const char *save;
+};
+
+static const char usage_text[] =
+	"usage: llmlaunch probe [--json] [--save FILE] [--topology FILE | --fsroot DIR]\n"
+	"\n"
+	"Detect CPUs and NUMA nodes, GPUs with NVLink, RDMA devices and their ports,\n"
+	"network interfaces, GPUDirect RDMA readiness, and the PCIe path class of every\n"
+	"GPU-NIC pair (PIX, PXB, PHB, NODE, SYS, as in 'nvidia-smi topo -m').\n"
+	"Unknown facts print as 'unknown' (null in JSON); nothing is guessed.\n"
+	"\n"
+	"Options:\n"
+	"  --json            one JSON object on stdout instead of text\n"
+	"  --save FILE       write the annotated topology as hwloc XML (lstopo reads it;\n"
+	"                    --topology FILE replays it on any machine)\n"
+	LL_COMMON_HELP
+	"  -h, --help        show this help\n"
+	"\n"
+	"Examples:\n"
+	"  llmlaunch probe\n"
+	"  llmlaunch probe --save node.xml        # attach node.xml to a bug report\n"
+	"  llmlaunch probe --topology node.xml --json\n";
+
+enum { OPT_JSON = 1, OPT_SAVE };
+
+/* Returns <0 usage error, 0 exit now (help), 1 continue. */
+static int parse_argv(int argc, char **argv, struct ll_ctx *ctx, struct probe_options *o)
+{
+	static const struct option longopts[] = {
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ "save", required_argument, NULL, OPT_SAVE },
+		{ "help", no_argument, NULL, 'h' },
+		LL_COMMON_LONG_OPTIONS,
+		{ 0 },
+	};
+	int c;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (c) {
+		case OPT_JSON:
+			o->json = true;
+			break;
+		case OPT_SAVE:
+			o->save = optarg;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return 0;
+		case '?':
+			if (optopt)
+				ll_errorf("probe: unknown option '-%c'", optopt);
+			else
+				ll_errorf("probe: unknown option '%s'", argv[optind - 1]);
+			return -EINVAL;
+		case ':':
+			ll_errorf("probe: option '%s' needs a value", argv[optind - 1]);
+			return -EINVAL;
+		default:
+			if (!ll_ctx_common_option(ctx, c, optarg)) {
+				ll_errorf("probe: option '%s' is not supported here", argv[optind - 1]);
+				return -EINVAL;
+			}
+		}
+	}
+	if (optind < argc) {
+		ll_errorf("probe: unexpected argument '%s'", argv[optind]);
+		return -EINVAL;
+	}
+	if (ctx->probe.topology_file && ctx->probe.fsroot) {
+		ll_errorf("probe: --topology and --fsroot exclude each other (a snapshot has no /sys)");
+		return -EINVAL;
+	}
+	return 1;
+}
+
+static void print_host(struct ll_out *o, const struct ll_facts *f)
+{
+	ll_out_text(o, "Host\n");
+	ll_out_open_object(o, "host");
+	ll_out_string(o, "hostname", "  hostname   %s\n", f->hostname);
+	ll_out_string(o, "dmi_product_name", "  product    %s\n", f->dmi_product_name);
+	ll_out_text(o, "  source     %s\n", f->source ? f->source : "unknown");
+	ll_out_int(o, "packages", "  %s package(s), ", f->n_packages, f->n_packages >= 0);
+	ll_out_int(o, "cores", "%s cores, ", (long long)f->n_cores, true);
+	ll_out_int(o, "pus", "%s PUs, ", f->n_pus, f->n_pus >= 0);
+	ll_out_int(o, "n_numa_nodes", "%s NUMA node(s)\n", (long long)f->n_numa_nodes, true);
+	ll_out_open_array(o, "numa_nodes");
+	for (size_t i = 0; i < f->n_numa_nodes; i++) {
+		const struct ll_numa_node *n = &f->numa_nodes[i];
+
+		ll_out_open_object(o, NULL);
+		ll_out_int(o, "os_index", "  NUMA %s", n->os_index, true);
+		ll_out_string(o, "cpuset", "     cpus %s", n->cpuset);
+		ll_out_int(o, "cores", " (%s cores)\n", n->n_cores, true);
+		ll_out_close_object(o);
+	}
+	ll_out_close_array(o);
+	ll_out_open_array(o, "core_list");
+	for (size_t i = 0; i < f->n_cores; i++) {
+		ll_out_open_object(o, NULL);
+		ll_out_string(o, "cpuset", NULL, f->cores[i].cpuset);
+		ll_out_int(o, "numa_node", NULL, f->cores[i].numa_node, f->cores[i].numa_node >= 0);
+		ll_out_close_object(o);
+	}
+	ll_out_close_array(o);
+	ll_out_close_object(o);
+}
+
+static void print_gpus(struct ll_out *o, const struct ll_facts *f)
+{
+	ll_out_text(o, "\nGPUs (%zu)\n", f->n_gpus);
+	if (f->n_gpus == 0)
+		ll_out_text(o, "  none found\n");
+	ll_out_open_array(o, "gpus");
+	for (size_t i = 0; i < f->n_gpus; i++) {
+		const struct ll_gpu *g = &f->gpus[i];
+		char id[16];
+		int near = ll_facts_nearest_rdma(f, i);
+
+		snprintf(id, sizeof(id), "%04x:%04x", g->vendor_id, g->device_id);
+		ll_out_open_object(o, NULL);
+		ll_out_int(o, "index", "  GPU%s", (long long)i, true);
+		ll_out_string(o, "busid", "  %s", g->busid);
+		ll_out_string(o, "vendor", "  %s", ll_gpu_vendor_name(g->vendor));
+		ll_out_string(o, "pci_id", " %s", id);
+		ll_out_string(o, "model", "  %s\n", g->model);
+		ll_out_int(o, "numa_node", "        NUMA %s", g->numa_node, g->numa_node >= 0);
+		ll_out_string(o, "cpuset", ", cpus %s\n", g->cpuset);
+		if (g->uuid || ll_out_is_json(o))
+			ll_out_string(o, "uuid", "        uuid %s\n", g->uuid);
+		/* NVML's link counts exist only on live probes with a driver: no noise otherwise. */
+		ll_out_int(o, "nvlinks_active", g->nvlinks_active >= 0 ? "        NVLinks active %s" : NULL,
+			   g->nvlinks_active, g->nvlinks_active >= 0);
+		ll_out_int(o, "nvlinks_inactive", g->nvlinks_active >= 0 ? ", inactive %s\n" : NULL,
+			   g->nvlinks_inactive, g->nvlinks_inactive >= 0);
+		ll_out_open_array(o, "nvlinks");
+		for (size_t k = 0; k < g->n_nvlinks; k++) {
+			const struct ll_nvlink *l = &g->nvlinks[k];
+
+			ll_out_open_object(o, NULL);
+			ll_out_string(o, "remote", "          NVLink to %s", ll_nvlink_remote_name(l->remote));
+			ll_out_int(o, "remote_gpu", l->remote_gpu >= 0 ? " GPU%s" : NULL, l->remote_gpu,
+				   l->remote_gpu >= 0);
+			ll_out_string(o, "remote_busid", l->remote_busid ? " %s" : NULL, l->remote_busid);
+			ll_out_int(o, "bandwidth_mbps", ", %s MB/s\n", l->bandwidth_mbps, l->bandwidth_mbps >= 0);
+			ll_out_close_object(o);
+		}
+		ll_out_close_array(o);
+		ll_out_string(o, "nearest_rdma", near >= 0 ? "        nearest RDMA device %s" : NULL,
+			      near >= 0 ? f->rdma[near].name : NULL);
+		ll_out_string(o, "nearest_rdma_path", near >= 0 ? " (%s)\n" : NULL,
+			      near >= 0 ? ll_path_name(ll_facts_gpu_nic(f, i, (size_t)near)) : NULL);
+		ll_out_close_object(o);
+	}
+	ll_out_close_array(o);
+	ll_out_int(o, "nvswitches", "  NVSwitches: %s\n", (long long)f->n_nvswitches, true);
+}
+
+static void print_rdma(struct ll_out *o, const struct ll_facts *f)
+{
+	ll_out_text(o, "\nRDMA devices (%zu)\n", f->n_rdma);
+	if (f->n_rdma == 0)
+		ll_out_text(o, "  none found\n");
+	ll_out_open_array(o, "rdma_devices");
+	for (size_t i = 0; i < f->n_rdma; i++) {
+		const struct ll_rdma_device *d = &f->rdma[i];
+		char id[16];
+
+		snprintf(id, sizeof(id), "%04x:%04x", d->vendor_id, d->device_id);
+		ll_out_open_object(o, NULL);
+		ll_out_string(o, "name", "  %s", d->name);
+		ll_out_string(o, "busid", "  %s", d->busid);
+		ll_out_string(o, "pci_id", "  %s", d->busid ? id : NULL);
+		ll_out_string(o, "model", "  %s\n", d->model);
+		ll_out_int(o, "numa_node", "      NUMA %s", d->numa_node, d->numa_node >= 0);
+		ll_out_string(o, "node_guid", ", node GUID %s", d->node_guid);
+		ll_out_text(o, ", netdevs");
+		ll_out_open_array(o, "netdevs");
+		for (size_t k = 0; k < d->n_netdevs; k++)
+			ll_out_string(o, NULL, " %s", d->netdevs[k]);
+		ll_out_close_array(o);
+		ll_out_text(o, d->n_netdevs ? "\n" : " none\n");
+		ll_out_open_array(o, "ports");
+		for (size_t k = 0; k < d->n_ports; k++) {
+			const struct ll_rdma_port *p = &d->ports[k];
+
+			ll_out_open_object(o, NULL);
+			ll_out_int(o, "number", "      port %s:", p->number, true);
+			ll_out_string(o, "state", " %s", ll_port_state_name(p->state));
+			ll_out_string(o, "phys_state", ", phys %s", p->phys_state);
+			ll_out_string(o, "link_layer", ", %s", ll_link_layer_name(p->link_layer));
+			ll_out_string(o, "rate", ", rate %s", p->rate);
+			ll_out_double(o, "rate_gbps", NULL, p->rate_gbps, p->rate_gbps >= 0);
+			ll_out_int(o, "lid", ", LID %s", p->lid, p->lid >= 0);
+			ll_out_string(o, "netdev", ", netdev %s\n", p->netdev);
+			ll_out_open_array(o, "gids");
+			for (size_t g = 0; g < p->n_gids; g++) {
+				const struct ll_gid *gid = &p->gids[g];
+
+				ll_out_open_object(o, NULL);
+				ll_out_int(o, "index", "        GID %s", gid->index, true);
+				ll_out_string(o, "gid", "  %s", gid->gid);
+				ll_out_string(o, "type", "  %s", ll_gid_type_name(gid->type));
+				ll_out_bool(o, "ipv4_mapped", NULL, gid->ipv4_mapped);
+				ll_out_bool(o, "link_local", NULL, gid->link_local);
+				ll_out_text(o, "%s%s\n", gid->ipv4_mapped ? "  IPv4-mapped" : "",
+					    gid->link_local ? "  link-local" : "");
+				ll_out_close_object(o);
+			}
+			ll_out_close_array(o);
+			ll_out_close_object(o);
+		}
+		ll_out_close_array(o);
+		ll_out_close_object(o);
+	}
+	ll_out_close_array(o);
+}
+
+static void print_netifs(struct ll_out *o, const struct ll_facts *f)
+{
+	ll_out_text(o, "\nInterfaces (%zu)\n", f->n_netifs);
+	ll_out_open_array(o, "interfaces");
+	for (size_t i = 0; i < f->n_netifs; i++) {
+		const struct ll_netif *n = &f->netifs[i];
+
+		ll_out_open_object(o, NULL);
+		ll_out_string(o, "name", "  %-12s", n->name);
+		ll_out_string(o, "kind", " %-10s", ll_netif_kind_name(n->kind));
+		ll_out_bool(o, "virtual", NULL, n->virtual_);
+		ll_out_text(o, " %s", n->virtual_ ? "virtual " : "physical");
+		ll_out_string(o, "operstate", "  state %s", n->operstate);
+		ll_out_bool(o, "up", NULL, n->up);
+		ll_out_bool(o, "running", NULL, n->running);
+		ll_out_int(o, "mtu", "  mtu %s", n->mtu, n->mtu >= 0);
+		ll_out_int(o, "speed_mbps", n->speed_mbps >= 0 ? "  speed %s Mb/s" : "  speed %s", n->speed_mbps,
+			   n->speed_mbps >= 0);
+		ll_out_string(o, "mac", "\n      mac %s", n->mac);
+		ll_out_string(o, "busid", n->busid ? "  pci %s" : NULL, n->busid);
+		ll_out_string(o, "rdma_device", n->rdma_device ? "  rdma %s" : NULL, n->rdma_device);
+		ll_out_int(o, "numa_node", n->numa_node >= 0 ? "  NUMA %s" : NULL, n->numa_node, n->numa_node >= 0);
+		ll_out_text(o, "\n");
+		if (n->addrs_known) {
+			ll_out_text(o, "      addresses");
+			ll_out_open_array(o, "addresses");
+			for (size_t k = 0; k < n->n_addrs; k++) {
+				ll_out_open_object(o, NULL);
+				ll_out_string(o, "family", NULL, n->addrs[k].family == AF_INET6 ? "inet6" : "inet");
+				ll_out_string(o, "address", " %s", n->addrs[k].addr);
+				ll_out_int(o, "prefixlen", "/%s", n->addrs[k].prefixlen, true);
+				ll_out_close_object(o);
+			}
+			ll_out_close_array(o);
+			ll_out_text(o, n->n_addrs ? "\n" : " none\n");
+		} else {
+			ll_out_string(o, "addresses", "      addresses %s\n", NULL);
+		}
+		ll_out_close_object(o);
+	}
+	ll_out_close_array(o);
+}
+
+static void print_gdr(struct ll_out *o, const struct ll_facts *f)
+{
+	ll_out_open_object(o, "gdr");
+	ll_out_bool(o, "ready", "\nGPUDirect RDMA: %s", f->gdr_ready);
+	ll_out_string(o, "module", f->gdr_module ? " (%s)" : NULL, f->gdr_module);
+	ll_out_text(o, "\n");
+	ll_out_close_object(o);
+}
+
+static void print_matrix(struct ll_out *o, const struct ll_facts *f)
+{
+	ll_out_open_object(o, "gpu_nic_distance");
+	ll_out_open_array(o, "gpus");
+	for (size_t i = 0; i < f->n_gpus; i++)
+		ll_out_string(o, NULL, NULL, f->gpus[i].busid);
+	ll_out_close_array(o);
+	ll_out_open_array(o, "nics");
+	for (size_t j = 0; j < f->n_rdma; j++)
+		ll_out_string(o, NULL, NULL, f->rdma[j].name);
+	ll_out_close_array(o);
+
+	if (f->n_gpus && f->n_rdma) {
+		ll_out_text(o, "\nGPU-NIC PCIe paths\n  %-6s", "");
+		for (size_t j = 0; j < f->n_rdma; j++)
+			ll_out_text(o, " %-8s", f->rdma[j].name);
+		ll_out_text(o, " nearest\n");
+	}
+	ll_out_open_array(o, "matrix");
+	for (size_t i = 0; i < f->n_gpus && f->n_rdma; i++) {
+		int near = ll_facts_nearest_rdma(f, i);
+		char label[24];
+
+		snprintf(label, sizeof(label), "GPU%zu", i);
+		ll_out_text(o, "  %-6s", label);
+		ll_out_open_array(o, NULL);
+		for (size_t j = 0; j < f->n_rdma; j++) {
+			enum ll_path p = ll_facts_gpu_nic(f, i, j);
+
+			ll_out_string(o, NULL, " %-8s", p == LL_PATH_UNKNOWN ? NULL : ll_path_name(p));
+		}
+		ll_out_close_array(o);
+		ll_out_text(o, " %s\n", near >= 0 ? f->rdma[near].name : "none");
+	}
+	ll_out_close_array(o);
+	ll_out_close_object(o);
+	if (f->n_gpus && f->n_rdma)
+		ll_out_text(o, "\nLegend:\n"
+			       "  PIX  = at most one PCIe switch between GPU and NIC (best for GPUDirect RDMA)\n"
+			       "  PXB  = several PCIe switches, not through the CPU's host bridge\n"
+			       "  PHB  = through a PCIe host bridge (the CPU)\n"
+			       "  NODE = between PCIe host bridges inside one NUMA node\n"
+			       "  SYS  = across the link between NUMA nodes (QPI/UPI/Infinity Fabric)\n");
+}
+
+/* The inter-node transport NCCL would find: RDMA when a port is ACTIVE. */
+static const char *network_kind(const struct ll_facts *f)
+{
+	bool ib = false, roce = false, rdma = false;
+
+	for (size_t i = 0; i < f->n_rdma; i++)
+		for (size_t k = 0; k < f->rdma[i].n_ports; k++) {
+			const struct ll_rdma_port *p = &f->rdma[i].ports[k];
+
+			if (p->state != LL_PORT_ACTIVE)
+				continue;
+			ib |= p->link_layer == LL_LINK_LAYER_INFINIBAND;
+			roce |= p->link_layer == LL_LINK_LAYER_ETHERNET;
+			rdma |= p->link_layer == LL_LINK_LAYER_UNKNOWN;
+		}
+	return ib ? "infiniband" : roce ? "roce" : rdma ? "rdma" : "socket";
+}
+
+static void print_parallelism(struct ll_out *o, const struct ll_facts *f)
+{
+	int domain = ll_facts_nvlink_domain(f);
+	const char *net = network_kind(f);
+	_cleanup_free_ char *intra = NULL, *inter = NULL;
+
+	if (f->n_gpus == 0)
+		intra = ll_strdup("no GPUs: only CPU (gloo) training runs here");
+	else if (domain > 1)
+		intra = ll_asprintf("tensor and pipeline parallel inside the NVLink domain (up to %d GPUs)", domain);
+	else if (f->n_gpus > 1)
+		intra = ll_strdup("no NVLink known: GPUs talk over PCIe, keep tensor parallel small");
+	else
+		intra = ll_strdup("one GPU: no intra-node model parallelism");
+	if (strcmp(net, "socket") == 0)
+		inter = ll_strdup("data parallel across nodes over TCP sockets: no active RDMA port, expect low bandwidth");
+	else
+		inter = ll_asprintf("data parallel across nodes over %s", strcmp(net, "infiniband") == 0 ? "InfiniBand"
+									 : strcmp(net, "roce") == 0 ? "RoCE"
+												     : "RDMA");
+
+	ll_out_text(o, "\nParallelism\n");
+	ll_out_open_object(o, "parallelism");
+	ll_out_int(o, "nvlink_domain", "  NVLink domain: %s GPU(s)\n", domain, true);
+	ll_out_string(o, "network", "  network: %s\n", net);
+	ll_out_open_array(o, "guidance");
+	ll_out_string(o, NULL, "  %s\n", intra);
+	ll_out_string(o, NULL, "  %s\n", inter);
+	ll_out_close_array(o);
+	ll_out_close_object(o);
+}
+
+static int print_facts(const struct ll_facts *f, bool json)
+{
+	struct ll_out *o = ll_out_new(stdout, json);
+
+	ll_out_open_object(o, NULL);
+	print_host(o, f);
+	print_gpus(o, f);
+	print_rdma(o, f);
+	print_netifs(o, f);
+	print_gdr(o, f);
+	print_matrix(o, f);
+	print_parallelism(o, f);
+	ll_out_close_object(o);
+	return ll_out_finish(o);
+}
 
 int cmd_probe(int argc, char **argv, struct ll_ctx *ctx)
 {
-	(void)argc;
-	(void)argv;
-	(void)ctx;
-	ll_errorf("'probe' is not built yet");
-	return LL_EXIT_FAILURE;
+	struct probe_options opts = { 0 };
+	struct ll_error err = { 0 };
+	const struct ll_facts *facts;
+	int r;
+
+	r = parse_argv(argc, argv, ctx, &opts);
+	if (r <= 0)
+		return r < 0 ? LL_EXIT_USAGE : LL_EXIT_OK;
+
+	r = ll_ctx_facts(ctx, &facts, &err);
+	if (r < 0) {
+		ll_report(&err);
+		ll_error_clear(&err);
+		return LL_EXIT_FAILURE;
+	}
+	if (opts.save) {
+		r = ll_probe_save(ctx->topo, opts.save, &err);
+		if (r < 0) {
+			ll_report(&err);
+			ll_error_clear(&err);
+			return LL_EXIT_FAILURE;
+		}
+	}
+	if (print_facts(facts, opts.json) < 0) {
+		ll_errorf("cannot write to stdout: %s", strerror(EIO));
+		return LL_EXIT_FAILURE;
+	}
+	return LL_EXIT_OK;
 }

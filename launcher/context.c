@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "llmlaunch/cli.h"
+#include "llmlaunch/probe.h"
 
 bool ll_ctx_common_option(struct ll_ctx *ctx, int opt, const char *arg)
 {
@@ -15,6 +16,15 @@ bool ll_ctx_common_option(struct ll_ctx *ctx, int opt, const char *arg)
 		return true;
 	case LL_OPT_PROFILE:
 		*(const char **)ll_array_push(&ctx->profiles, &ctx->n_profiles, sizeof(char *)) = arg;
+		return true;
+	case LL_OPT_CACERT:
+		ctx->cacert = arg;
+		return true;
+	case LL_OPT_ALLOW_HTTP:
+		ctx->allow_http = true;
+		return true;
+	case LL_OPT_ALLOW_LOADER_VARS:
+		ctx->allow_loader_vars = true;
 		return true;
 	default:
 		return false;
@@ -29,6 +39,10 @@ int ll_ctx_facts(struct ll_ctx *ctx, const struct ll_facts **ret, struct ll_erro
 		r = ll_probe(&ctx->probe, &ctx->topo, &ctx->facts, err);
 		if (r < 0)
 			return r;
+		/* A broken NVML does not fail the probe, but GPU names and NVLink
+		 * are then unknown and the user should hear why. */
+		if (!ctx->probe.topology_file && ll_nvml_last_warning())
+			ll_warnf("%s", ll_nvml_last_warning());
 	}
 	*ret = ctx->facts;
 	return 0;

@@ -50,8 +50,10 @@ static void out_attach(struct ll_out *o, const char *key, json_t *v)
 
 static void out_open(struct ll_out *o, const char *key, json_t *container)
 {
-	if (!o->json)
+	if (!o->json) {
+		json_decref(container); /* text mode: nothing to hold it */
 		return;
+	}
 	if (o->depth >= OUT_MAX_DEPTH)
 		abort();
 	json_incref(container);

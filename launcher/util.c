@@ -145,10 +145,22 @@ void ll_buf_init(struct ll_buf *b)
 	b->s[0] = '\0';
 }
 
+/* What a detached buffer points at: valid and empty, owning no memory, so
+ * detaching does not allocate (and leak) a fresh buffer nobody releases. */
+static char buf_empty[1];
+
 static void buf_grow(struct ll_buf *b, size_t extra)
 {
 	if (b->len + extra + 1 <= b->cap)
 		return;
+	if (b->cap == 0) {
+		b->cap = 64;
+		while (b->len + extra + 1 > b->cap)
+			b->cap *= 2;
+		b->s = ll_malloc(b->cap);
+		b->s[0] = '\0';
+		return;
+	}
 	while (b->len + extra + 1 > b->cap)
 		b->cap *= 2;
 	b->s = ll_realloc(b->s, b->cap);
@@ -206,15 +218,17 @@ void ll_buf_reset(struct ll_buf *b)
 
 char *ll_buf_detach(struct ll_buf *b)
 {
-	char *s = b->s;
+	char *s = b->cap ? b->s : ll_strdup("");
 
-	ll_buf_init(b);
+	b->s = buf_empty;
+	b->len = b->cap = 0;
 	return s;
 }
 
 void ll_buf_release(struct ll_buf *b)
 {
-	free(b->s);
+	if (b->cap)
+		free(b->s);
 	b->s = NULL;
 	b->len = b->cap = 0;
 }

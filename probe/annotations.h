@@ -26,6 +26,7 @@
 #define LL_INFO_PORT_FMT_GID         "Port%uGID%u"       /* hwloc's own */
 #define LL_INFO_PORT_FMT_STATE       "Port%uState"       /* hwloc's own, first digit */
 #define LL_INFO_PORT_FMT_LID         "Port%uLID"         /* hwloc's own */
+#define LL_INFO_PORT_FMT_LMC         "Port%uLMC"         /* hwloc's own */
 #define LL_INFO_RDMA_NODE_GUID       "NodeGUID"          /* hwloc's own */
 
 /* Network OS devices. */
@@ -38,6 +39,14 @@
 #define LL_INFO_NET_ADDRS_KNOWN "NetAddrsKnown"/* "1" when addresses were read (live only) */
 #define LL_INFO_NET_ADDR        "NetAddr"      /* repeated: "10.0.0.1/24", "fe80::1/64" */
 #define LL_INFO_NET_ADDRESS     "Address"      /* hwloc's own (MAC) */
+
+/* Stand-ins: a Misc object directly below the root, named after a device that
+ * /sys shows but for which hwloc created no OS device (an RDMA device that is
+ * neither PCI nor virtual, like scif0; virtual interfaces and rxe0/siw0 only when
+ * HWLOC_VIRTUAL_LINUX_OSDEV was not set for the load).
+ * It carries the same infos as the OS device would, plus this marker whose value
+ * is the hwloc OS device type it stands for: "OpenFabrics" or "Network". */
+#define LL_INFO_STANDIN         "LLMLaunchStandIn"
 
 /* GPU PCI devices (or their nvml/cuda OS devices, as hwloc's own backends write). */
 #define LL_INFO_GPU_MODEL       "GPUModel"        /* hwloc's own name */

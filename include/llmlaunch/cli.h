@@ -20,6 +20,9 @@ struct ll_ctx {
 	struct ll_facts *facts;
 	char **profiles;            /* --profile values in order */
 	size_t n_profiles;
+	const char *cacert;         /* --cacert: extra CA for https:// profiles */
+	bool allow_http;            /* --allow-http: plain http profiles beyond loopback */
+	bool allow_loader_vars;     /* --allow-loader-vars: profiles may set LD_PRELOAD & co */
 };
 
 /* Options every fact-reading command accepts. Their `val`s are above 0x1000 so they
@@ -28,16 +31,25 @@ enum {
 	LL_OPT_TOPOLOGY = 0x1000,
 	LL_OPT_FSROOT,
 	LL_OPT_PROFILE,
+	LL_OPT_CACERT,
+	LL_OPT_ALLOW_HTTP,
+	LL_OPT_ALLOW_LOADER_VARS,
 	LL_OPT_COMMON_LAST,
 };
 #define LL_COMMON_LONG_OPTIONS                                            \
 	{ "topology", required_argument, NULL, LL_OPT_TOPOLOGY },         \
 	{ "fsroot", required_argument, NULL, LL_OPT_FSROOT },             \
-	{ "profile", required_argument, NULL, LL_OPT_PROFILE }
+	{ "profile", required_argument, NULL, LL_OPT_PROFILE },           \
+	{ "cacert", required_argument, NULL, LL_OPT_CACERT },             \
+	{ "allow-http", no_argument, NULL, LL_OPT_ALLOW_HTTP },           \
+	{ "allow-loader-vars", no_argument, NULL, LL_OPT_ALLOW_LOADER_VARS }
 #define LL_COMMON_HELP                                                                  \
 	"  --topology FILE   replay a snapshot (hwloc XML from 'probe --save' or lstopo)\n" \
 	"  --fsroot DIR      read /sys and /proc under DIR instead of this machine's\n"     \
-	"  --profile P       apply a profile (name, file or https:// URL); repeatable\n"
+	"  --profile P       apply a profile (name, file or https:// URL); repeatable\n"     \
+	"  --cacert FILE     trust this CA too when fetching https:// profiles\n"           \
+	"  --allow-http      allow plain http:// profiles from hosts other than loopback\n" \
+	"  --allow-loader-vars  let profiles set LD_PRELOAD, PYTHONPATH, plugin paths ...\n"
 
 /* Handle one of the common options; returns true when `opt` was one. */
 bool ll_ctx_common_option(struct ll_ctx *ctx, int opt, const char *arg);

@@ -55,6 +55,7 @@ struct ll_rank_placement {
 };
 
 enum ll_lint_level { LL_LINT_INFO = 0, LL_LINT_WARNING, LL_LINT_ERROR };
+const char *ll_lint_level_name(enum ll_lint_level l); /* "info", "warning", "error" */
 
 struct ll_lint {
 	enum ll_lint_level level;
@@ -96,8 +97,18 @@ void ll_plan_free(struct ll_plan *p);
 static inline void ll_plan_freep(struct ll_plan **p) { if (*p) { ll_plan_free(*p); *p = NULL; } }
 
 const struct ll_setting *ll_plan_get(const struct ll_plan *p, const char *name);
+/* The value of a setting, NULL when absent or deliberately unset. */
+const char *ll_plan_value(const struct ll_plan *p, const char *name);
 /* Set or override a value after planning (stage 3 writes cluster-wide values). */
 void ll_plan_set(struct ll_plan *p, const char *name, const char *value, enum ll_source source,
 		 const char *origin, const char *reason, bool exported);
+
+/* One paragraph for humans: GPUs per node, NVLink domain, network and bandwidth, and
+ * the usual layout advice (tensor/pipeline parallel inside the NVLink domain, data
+ * parallel across nodes). Appended to `out`. */
+void ll_plan_summary(const struct ll_plan *p, struct ll_buf *out);
+/* The same from facts alone (a plan with no profile, environment or command line),
+ * for `probe`. Returns 0 or -errno. */
+int ll_plan_parallelism_summary(const struct ll_facts *f, struct ll_buf *out);
 
 #endif

@@ -30,4 +30,10 @@ int ll_probe(const struct ll_probe_options *opts, hwloc_topology_t *ret_topo, st
 /* Write the annotated topology as hwloc XML (lstopo-readable). */
 int ll_probe_save(hwloc_topology_t topo, const char *path, struct ll_error *err);
 
+/* Why NVML gave nothing (or less than it should) in the last live load, one line for
+ * the command layer to print as a warning: "cannot load NVML library 'X': ...",
+ * "NVML library 'X' is unusable: nvmlInit_v2 failed: ...". NULL when NVML worked or is
+ * simply not installed (a CPU node). Valid until the next load (probe/nvml.c). */
+const char *ll_nvml_last_warning(void);
+
 #endif

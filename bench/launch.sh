@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# Launch overhead of llmlaunch, in one run:
+#   1. whole-process wall time of `llmlaunch --dry-run examples/train.py` (median of
+#      many runs; target < 10 ms), next to the same from a saved snapshot (no live
+#      probe), `llmlaunch probe` alone and `llmlaunch --version` (the process floor:
+#      exec + dynamic linking), so the live probe's share shows;
+#   2. a full launch of examples/train.py (2 workers) through llmlaunch against bare
+#      torchrun with equivalent arguments (target: ratio <= 1.03), runs interleaved.
+#
+# usage: bench/launch.sh [--runs N] [--launch-runs M] [--steps S]
+# env:   LLMLAUNCH (default: a Release build in build-launch-release, built if missing),
+#        LLMLAUNCH_PYTHON (default /usr/bin/python3: Debian's python3-torch)
+#
+# Both full launches pass --monitor_interval 0.1: torchrun polls its workers every
+# 5 s by default, which rounds a few-second job's wall time to 5 s steps and would
+# hide any overhead (or invent some) at this scale.
+set -euo pipefail
+
+runs=50
+launch_runs=5
+steps=5
+while [ $# -gt 0 ]; do
+	case $1 in
+	--runs) runs=$2; shift 2 ;;
+	--launch-runs) launch_runs=$2; shift 2 ;;
+	--steps) steps=$2; shift 2 ;;
+	-h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	*) echo "bench/launch.sh: unknown argument '$1'" >&2; exit 2 ;;
+	esac
+done
+
+src=$(cd "$(dirname "$0")/.." && pwd)
+if [ -z "${LLMLAUNCH:-}" ]; then
+	LLMLAUNCH="$src/build-launch-release/llmlaunch"
+	if [ ! -x "$LLMLAUNCH" ]; then
+		cmake -S "$src" -B "$src/build-launch-release" -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF >/dev/null
+		cmake --build "$src/build-launch-release" -j2 >/dev/null
+	fi
+fi
+PY=${LLMLAUNCH_PYTHON:-/usr/bin/python3}
+example="$src/examples/train.py"
+work=$(mktemp -d "${TMPDIR:-/tmp}/ll-bench.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+
+median() { sort -n | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+# wall_ms N CMD...: N runs, one wall time in ms per line
+wall_ms() {
+	local n=$1 s e
+	shift
+	for _ in $(seq 1 "$n"); do
+		s=$EPOCHREALTIME
+		"$@" >/dev/null 2>&1 || true
+		e=$EPOCHREALTIME
+		awk -v s="$s" -v e="$e" 'BEGIN { printf "%.3f\n", (e - s) * 1000 }'
+	done
+}
+
+echo "llmlaunch: $LLMLAUNCH"
+echo "machine:   $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo
+
+"$LLMLAUNCH" probe --save "$work/node.xml" >/dev/null 2>&1
+"$LLMLAUNCH" --dry-run --python /bin/true "$example" >/dev/null  # warm the caches
+floor_true=$(wall_ms "$runs" /bin/true | median)
+floor=$(wall_ms "$runs" "$LLMLAUNCH" --version | median)
+probe=$(wall_ms "$runs" "$LLMLAUNCH" probe | median)
+dry_xml=$(wall_ms "$runs" "$LLMLAUNCH" --dry-run --topology "$work/node.xml" --python /bin/true "$example" | median)
+dry=$(wall_ms "$runs" "$LLMLAUNCH" --dry-run --python /bin/true "$example" | median)
+share=$(awk -v d="$dry" -v x="$dry_xml" 'BEGIN { printf "%.0f", (d > 0 ? (d - x) / d * 100 : 0) }')
+
+printf '1. dry run, median of %d runs (wall, whole process)\n' "$runs"
+printf '   %-44s %8.2f ms\n' "/bin/true (the shell's fork+exec)" "$floor_true"
+printf '   %-44s %8.2f ms\n' "llmlaunch --version (exec + dynamic linking)" "$floor"
+printf '   %-44s %8.2f ms\n' "llmlaunch probe (live)" "$probe"
+printf '   %-44s %8.2f ms\n' "llmlaunch --dry-run --topology node.xml" "$dry_xml"
+printf '   %-44s %8.2f ms   (target < 10 ms)\n' "llmlaunch --dry-run examples/train.py" "$dry"
+printf '   live probe share of the dry run: %s%%\n\n' "$share"
+
+if ! "$PY" -c 'import torch.distributed.run' 2>/dev/null; then
+	echo "2. full launch: skipped, torch is not importable by $PY"
+	exit 0
+fi
+
+omp=$("$LLMLAUNCH" explain --json --nproc-per-node 2 2>/dev/null |
+	"$PY" -c 'import json,sys; print(next(s["value"] for s in json.load(sys.stdin)["settings"] if s["name"] == "OMP_NUM_THREADS"))')
+free_port() { "$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+
+one_llmlaunch() {
+	local s e
+	s=$EPOCHREALTIME
+	"$LLMLAUNCH" --python "$PY" --nproc-per-node 2 --monitor-interval 0.1 "$example" --steps "$steps" \
+		>"$work/out" 2>&1 || { cat "$work/out" >&2; return 1; }
+	e=$EPOCHREALTIME
+	awk -v s="$s" -v e="$e" 'BEGIN { printf "%.3f\n", e - s }'
+}
+one_bare() {
+	local s e port
+	port=$(free_port)
+	mkdir -p "$work/logs"
+	s=$EPOCHREALTIME
+	OMP_NUM_THREADS=$omp "$PY" -m torch.distributed.run --nnodes 1 --node_rank 0 --nproc_per_node 2 \
+		--master_addr 127.0.0.1 --master_port "$port" --redirects 2:0 --tee 2:0 \
+		--log_dir "$work/logs" --monitor_interval 0.1 "$example" --steps "$steps" \
+		>"$work/out" 2>&1 || { cat "$work/out" >&2; return 1; }
+	e=$EPOCHREALTIME
+	awk -v s="$s" -v e="$e" 'BEGIN { printf "%.3f\n", e - s }'
+}
+
+: >"$work/ll"
+: >"$work/bare"
+for i in $(seq 1 "$launch_runs"); do
+	# Alternate the order so drift in the machine's load hits both alike.
+	if [ $((i % 2)) = 1 ]; then
+		one_llmlaunch >>"$work/ll"; one_bare >>"$work/bare"
+	else
+		one_bare >>"$work/bare"; one_llmlaunch >>"$work/ll"
+	fi
+done
+ll=$(median <"$work/ll")
+bare=$(median <"$work/bare")
+printf '2. full launch, 2 workers, %d steps, median of %d runs each (wall)\n' "$steps" "$launch_runs"
+printf '   %-44s %8.3f s   (%s)\n' "bare torchrun" "$bare" "$(tr '\n' ' ' <"$work/bare" | sed 's/ $//')"
+printf '   %-44s %8.3f s   (%s)\n' "llmlaunch" "$ll" "$(tr '\n' ' ' <"$work/ll" | sed 's/ $//')"
+printf '   ratio llmlaunch / torchrun: %s   (target <= 1.03)\n' "$(awk -v a="$ll" -v b="$bare" 'BEGIN { printf "%.3f", a / b }')"

@@ -1,0 +1,76 @@
+#!/bin/bash
+# Time whole-process runs, in one go on this machine:
+#   llmlaunch probe --json (live)  vs  lstopo-no-graphics --of xml (the hwloc floor)
+#   llmlaunch probe --topology FILE --json (replay)
+# Prints the median of N runs of each and the live/lstopo ratio.
+# Targets: live within 1.3x of lstopo; replay under 5 ms.
+#
+# usage: bench/probe.sh [-n N] [-b LLMLAUNCH] [FILE...]
+#   FILEs to replay default to a snapshot of this machine plus JURECA-DC (real data).
+#   Build without sanitizers first, e.g.:
+#     cmake -S . -B build-release -DCMAKE_BUILD_TYPE=Release && cmake --build build-release
+set -eu
+n=21
+bin=${LLMLAUNCH:-}
+while getopts "n:b:h" opt; do
+	case $opt in
+	n) n=$OPTARG ;;
+	b) bin=$OPTARG ;;
+	h) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	*) exit 2 ;;
+	esac
+done
+shift $((OPTIND - 1))
+here=$(cd "$(dirname "$0")/.." && pwd)
+if [ -z "$bin" ]; then
+	for b in "$here/build-release/llmlaunch" "$here/build/llmlaunch"; do
+		[ -x "$b" ] && { bin=$b; break; }
+	done
+fi
+[ -n "$bin" ] && [ -x "$bin" ] || { echo "bench/probe.sh: no llmlaunch binary (use -b PATH)" >&2; exit 2; }
+command -v lstopo-no-graphics >/dev/null || { echo "bench/probe.sh: lstopo-no-graphics not found" >&2; exit 2; }
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+"$bin" probe --save "$tmp/self.xml" >/dev/null
+files=("$@")
+if [ ${#files[@]} -eq 0 ]; then
+	files=("$tmp/self.xml")
+	jrc="$here/../shared/realdata/hwloc_xml/psmgmt/topo.jrc0323.xml"
+	[ -f "$jrc" ] && files+=("$jrc")
+fi
+
+# Median wall time of n runs of a command, in microseconds ($EPOCHREALTIME: no fork for the clock).
+median_us() {
+	local -a t=()
+	local i s e
+	"$@" >/dev/null 2>&1 # warm the page cache
+	for ((i = 0; i < n; i++)); do
+		s=${EPOCHREALTIME/./}
+		"$@" >/dev/null 2>&1
+		e=${EPOCHREALTIME/./}
+		t+=($((e - s)))
+	done
+	printf '%s\n' "${t[@]}" | sort -n | sed -n "$(((n + 1) / 2))p"
+}
+ms() { awk -v u="$1" 'BEGIN { printf "%.2f ms", u / 1000 }'; }
+
+echo "binary: $bin ($n runs each, median wall time per whole process)"
+# What any llmlaunch command pays before doing anything (dynamic linking and the
+# libraries' constructors): the floor under both probe numbers.
+floor_us=$(median_us "$bin" --version)
+printf '  %-44s %s\n' "llmlaunch --version (process start floor)" "$(ms "$floor_us")"
+lstopo_us=$(median_us lstopo-no-graphics --of xml)
+live_us=$(median_us "$bin" probe --json)
+printf '  %-44s %s\n' "lstopo-no-graphics --of xml" "$(ms "$lstopo_us")"
+printf '  %-44s %s\n' "llmlaunch probe --json (live)" "$(ms "$live_us")"
+ratio=$(awk -v a="$live_us" -v b="$lstopo_us" 'BEGIN { printf "%.2f", a / b }')
+printf '  %-44s %sx (target <= 1.3x)\n' "ratio live / lstopo" "$ratio"
+status=0
+awk -v r="$ratio" 'BEGIN { exit !(r <= 1.3) }' || status=1
+for f in "${files[@]}"; do
+	us=$(median_us "$bin" probe --topology "$f" --json)
+	printf '  %-44s %s (target < 5 ms)\n' "replay $(basename "$f")" "$(ms "$us")"
+	[ "$us" -lt 5000 ] || status=1
+done
+exit $status

@@ -1,0 +1,199 @@
+/* NCCL debug-log scanner: reads NCCL_DEBUG=INFO output line by line and says which
+ * transport each NCCL process really used, whether GPUDirect RDMA was on, whether
+ * that was a fallback, and which warnings it printed.
+ *
+ * The scanner never holds a whole file: files are streamed through a fixed buffer
+ * and every line is looked at once, so memory stays flat in the size of the input
+ * (it grows with the number of distinct processes, and stores at most
+ * LL_NCCL_MAX_WARNINGS warnings while still counting all of them).
+ *
+ * Lines may carry what launchers put in front of NCCL's text (`[1,4]<stdout>:`,
+ * `[155]`, `3: `, RFC 3339 timestamps, torchrun's `[default0]:`), CRLF endings and
+ * trailing blanks; a device list wrapped onto the next line is joined back, and two
+ * processes' records run together on one line are split. See docs/logs.md for the
+ * rules that turn lines into a verdict. */
+#ifndef LLMLAUNCH_NCCLSCAN_H
+#define LLMLAUNCH_NCCLSCAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include "llmlaunch/util.h"
+
+/* Ordered from weakest to strongest: where hosts disagree, the summary reports the
+ * weakest known one (a job runs at the speed of its slowest link). */
+enum ll_nccl_transport {
+	LL_NCCL_TRANSPORT_UNKNOWN = 0, /* the log does not say */
+	LL_NCCL_TRANSPORT_NONE,        /* NCCL found no network at all */
+	LL_NCCL_TRANSPORT_SOCKET,
+	LL_NCCL_TRANSPORT_PLUGIN,      /* an external net plugin that is not IB verbs (AWS Libfabric, gIB) */
+	LL_NCCL_TRANSPORT_ROCE,        /* IB verbs over Ethernet: every listed port is RoCE */
+	LL_NCCL_TRANSPORT_IB,          /* IB verbs with InfiniBand ports (internal or IBext plugin) */
+};
+/* "unknown", "none", "Socket", "plugin", "RoCE", "IB" */
+const char *ll_nccl_transport_name(enum ll_nccl_transport t);
+/* For people: "InfiniBand", "RoCE", "sockets", "no network", "unknown transport";
+ * for PLUGIN the plugin's name when given. */
+const char *ll_nccl_transport_describe(enum ll_nccl_transport t, const char *plugin);
+
+enum ll_nccl_warn_class {
+	LL_NCCL_WARN_IB_COMPLETION = 0, /* NET/IB : Got completion from peer ... error/status */
+	LL_NCCL_WARN_IB_VERBS_CALL,     /* Call to ibv_create_qp / ibv_modify_qp / ibv_create_cq ... failed */
+	LL_NCCL_WARN_SOCKET,            /* socketProgress, connection closed/reset/refused */
+	LL_NCCL_WARN_NO_INTERFACE,      /* no (socket) interface found */
+	LL_NCCL_WARN_PLUGIN_MISSING,    /* libibverbs missing, no NET plugin could be initialised */
+	LL_NCCL_WARN_OTHER,
+	LL_NCCL_WARN_CLASS_COUNT,
+};
+/* "ib-completion", "ib-verbs-call", "socket", "no-interface", "plugin-missing", "other" */
+const char *ll_nccl_warn_class_name(enum ll_nccl_warn_class c);
+/* Classify the text after "NCCL WARN ". */
+enum ll_nccl_warn_class ll_nccl_warn_classify(const char *text, size_t len);
+/* Classes that make `llmlaunch logs` fail on their own: a broken fabric or peer.
+ * plugin-missing is judged through the fallback rule, other is informational. */
+bool ll_nccl_warn_class_is_error(enum ll_nccl_warn_class c);
+
+/* What the caller expected NCCL to use (from the probe, or --expect-net). */
+enum ll_net_expect {
+	LL_NET_EXPECT_ANY = 0, /* judge fallback from the log alone */
+	LL_NET_EXPECT_IB,
+	LL_NET_EXPECT_ROCE,
+	LL_NET_EXPECT_SOCKET,
+};
+const char *ll_net_expect_name(enum ll_net_expect e); /* "any", "ib", "roce", "socket" */
+int ll_net_expect_parse(const char *s, enum ll_net_expect *ret); /* 0 or -EINVAL */
+
+#define LL_NCCL_MAX_WARNINGS 1000
+
+struct ll_nccl_warning {
+	char *file;
+	unsigned long line;
+	enum ll_nccl_warn_class cls;
+	char *text;              /* the text after "NCCL WARN ", trimmed */
+	char *host;              /* NULL when the line had no NCCL prefix */
+	long pid;                /* -1 unknown */
+};
+
+enum ll_nccl_dev_kind { LL_NCCL_DEV_IB = 0, LL_NCCL_DEV_ROCE, LL_NCCL_DEV_OTHER };
+
+/* One port from `NET/IB : Using [0]mlx5_0:1/IB/SHARP ...`. */
+struct ll_nccl_device {
+	char *name;              /* "mlx5_0" */
+	int port;                /* -1 if not printed */
+	enum ll_nccl_dev_kind kind;
+	bool sharp;
+};
+
+/* One NCCL process (host:pid), what its lines showed, and what that means. */
+struct ll_nccl_rank {
+	char *host;              /* NULL when the lines had no NCCL prefix */
+	long pid;                /* -1 unknown */
+	int cuda_dev;            /* the [N] of the prefix, -1 unknown */
+	int rank;                /* from ncclCommInitRank / the launcher's prefix, -1 unknown */
+	int nranks;              /* -1 unknown */
+	char *file;              /* first file it appeared in */
+	char *version;           /* "2.19.3+cuda12.3" when the process printed it */
+
+	/* Evidence, as read. */
+	char *network;           /* "Using network X" */
+	char *channel_net;       /* net name of the first non-socket `via NET/X/...` channel */
+	char *plugin_loaded;     /* "P2P plugin IBext_v8", "Loaded net plugin X" */
+	char *bootstrap;         /* first bootstrap interface, "eth0:10.0.0.1<0>" */
+	struct ll_nccl_device *devices;
+	size_t n_devices;
+	bool relaxed_ordering;   /* [RO] */
+	char **socket_ifs;       /* "eth0" from `NET/Socket : Using [0]eth0:...` */
+	size_t n_socket_ifs;
+	bool socket_line;        /* any `NET/Socket : Using` line (interfaces or threads) */
+	bool ib_no_device;       /* NET/IB : No device found */
+	bool ib_disabled;        /* NCCL_IB_DISABLE set by environment to 1 */
+	bool gdr_disabled_line;  /* "GPU Direct RDMA Disabled" */
+	bool gdr_enabled_line;   /* "GPU Direct RDMA Enabled" / "(DMABUF) enabled" */
+	bool init_complete;      /* ncclCommInitRank ... Init COMPLETE */
+	unsigned long net_channels;    /* `via NET/...` that are not sockets */
+	unsigned long gdr_channels;    /* ... of which /GDRDMA */
+	unsigned long socket_channels; /* `via NET/Socket` */
+	unsigned warn_mask;      /* 1 << enum ll_nccl_warn_class */
+	unsigned long n_warnings;
+	unsigned long n_lines;   /* lines attributed to it */
+	double last_seen;        /* caller's clock (ll_ncclscan_set_clock), 0 offline */
+
+	/* Verdict, filled by ll_ncclscan_result(). */
+	enum ll_nccl_transport transport;
+	const char *plugin;      /* points at network/channel_net when it is a plugin */
+	int gdr;                 /* 1 on, 0 off, -1 unknown */
+	bool fallback;
+	const char *fallback_reason; /* static text, NULL without fallback */
+};
+
+struct ll_nccl_host {
+	char *name;              /* NULL for lines without a prefix */
+	struct ll_nccl_rank **ranks; /* in order of first appearance */
+	size_t n_ranks;
+	enum ll_nccl_transport transport;
+	const char *plugin;
+	int gdr;
+	bool fallback;
+	const char *fallback_reason;
+	bool initialized;        /* some rank printed "Init COMPLETE" */
+	unsigned warn_mask;
+};
+
+struct ll_nccl_verdict {
+	enum ll_nccl_transport transport;
+	const char *plugin;
+	int gdr;
+	bool fallback;
+	const char *fallback_reason;
+	const char *version;     /* first NCCL version seen */
+	enum ll_net_expect expect;
+	struct ll_nccl_host *hosts;  /* in order of first appearance */
+	size_t n_hosts;
+	const struct ll_nccl_warning *warnings; /* the first LL_NCCL_MAX_WARNINGS */
+	size_t n_warnings;
+	unsigned long warnings_total;
+	unsigned long warnings_by_class[LL_NCCL_WARN_CLASS_COUNT];
+	unsigned long files, lines;
+	bool error;              /* a fallback or an error-class warning: `logs` exits 1 */
+};
+
+struct ll_ncclscan;
+
+struct ll_ncclscan *ll_ncclscan_new(enum ll_net_expect expect);
+void ll_ncclscan_free(struct ll_ncclscan *s);
+static inline void ll_ncclscan_freep(struct ll_ncclscan **s) { if (*s) { ll_ncclscan_free(*s); *s = NULL; } }
+
+/* Live use stamps each rank with the time its last line arrived (seconds, any
+ * monotonic origin); offline scanning leaves it at 0. */
+void ll_ncclscan_set_clock(struct ll_ncclscan *s, double now);
+
+/* One input file's reading state: its name (for warnings), line number, the partial
+ * line left over from the last feed, and what a wrapped line continues. Owned by
+ * the scanner; valid until ll_ncclscan_free. */
+struct ll_ncclscan_stream;
+struct ll_ncclscan_stream *ll_ncclscan_stream_new(struct ll_ncclscan *s, const char *file);
+
+/* Feed bytes as they come; complete lines are scanned, a trailing partial line is
+ * kept (up to 64 KiB; longer lines are scanned in pieces). */
+void ll_ncclscan_feed(struct ll_ncclscan *s, struct ll_ncclscan_stream *st, const char *data, size_t n);
+/* End of input for now: scan the kept partial line as if it ended. */
+void ll_ncclscan_flush(struct ll_ncclscan *s, struct ll_ncclscan_stream *st);
+
+/* Stream one file through a fixed buffer. -errno with a message naming the file. */
+int ll_ncclscan_file(struct ll_ncclscan *s, const char *path, struct ll_error *err);
+/* A file, or a directory read recursively (regular files, in name order; hidden
+ * entries skipped). -errno with a message naming what could not be read. */
+int ll_ncclscan_path(struct ll_ncclscan *s, const char *path, struct ll_error *err);
+
+/* Compute the verdict from everything fed so far. The result is owned by the scanner
+ * and valid until the next feed, flush, result or free. */
+const struct ll_nccl_verdict *ll_ncclscan_result(struct ll_ncclscan *s);
+
+/* "mlx5_0..mlx5_7" style list of the host's RDMA device names (or socket interfaces
+ * for sockets); appended to `b`. Runs of three or more consecutive numbers with the
+ * same stem are shortened. */
+void ll_nccl_host_devices(const struct ll_nccl_host *h, struct ll_buf *b);
+/* One line for people: "NCCL on n1: InfiniBand over mlx5_0..mlx5_7, GPUDirect RDMA on"
+ * (plus ", plugin X" and the fallback reason where they apply). No newline. */
+void ll_nccl_host_summary(const struct ll_nccl_host *h, struct ll_buf *b);
+
+#endif

@@ -1,0 +1,85 @@
+/* Slurm integration (docs/slurm.md): the node health verdict the Prolog gives from
+ * the facts and the profiles' `expect` rules, the state directory where the Prolog
+ * leaves the node's snapshot for the TaskProlog, and the bounded child processes
+ * that keep the Prolog from ever hanging.
+ * Library code: returns 0 or -errno, fills struct ll_error, never prints. */
+#ifndef LLMLAUNCH_SLURM_H
+#define LLMLAUNCH_SLURM_H
+
+#include <hwloc.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include "llmlaunch/facts.h"
+#include "llmlaunch/profile.h"
+#include "llmlaunch/util.h"
+
+/* ---- health (launcher/slurm-health.c) ---- */
+
+/* The verdict on one node. A fault is something wrong with the node itself (a GPU
+ * missing, a port down, the GPUDirect RDMA module not loaded): worth draining it.
+ * A note is an expectation that could not be checked from the facts (a snapshot
+ * without link layers): never a fault, because a guess must not drain a node. */
+struct ll_health {
+	char **faults;          /* one line each: "expected 8 GPUs, found 7" */
+	size_t n_faults;
+	char **notes;
+	size_t n_notes;
+	unsigned n_checked;     /* expectations stated and decided (met or not) */
+	unsigned n_stated;      /* expectations stated */
+};
+
+/* Check `facts` against `e` (fields -1 / UNKNOWN are not stated). Semantics:
+ *   gpus               at least this many GPUs (fewer: one fell off the bus)
+ *   active_rdma_ports  at least this many ACTIVE ports (of link_layer when stated)
+ *   link_layer         without active_rdma_ports: at least one active port of it
+ *   gdr_required       true: the nvidia_peermem (or nv_peer_mem) module is loaded
+ * `ret` is filled and owned by the caller (ll_health_release). */
+void ll_health_check(const struct ll_facts *facts, const struct ll_profile_expect *e, struct ll_health *ret);
+void ll_health_release(struct ll_health *h);
+/* All faults joined with "; " (malloc'ed), NULL when there are none. */
+char *ll_health_faults_line(const struct ll_health *h);
+
+/* ---- state directory and bounded children (launcher/slurm-prolog.c) ---- */
+
+#define LL_SLURM_STATE_DIR "/run/llmlaunch"
+#define LL_SLURM_SNAPSHOT_NAME "snapshot.xml"
+#define LL_SLURM_PROLOG_TIMEOUT 20.0
+
+/* STATE_DIR/snapshot.xml (malloc'ed). */
+char *ll_slurm_snapshot_path(const char *state_dir);
+
+/* Write `topo` as STATE_DIR/snapshot.xml: a temporary file in the same directory,
+ * made readable by every user (0644), then renamed over the old one, so a reader
+ * sees the old snapshot or the new one, never half of one. Creates STATE_DIR (0755)
+ * when it is missing (not its parents). *ret_path (optional) gets the final path. */
+int ll_slurm_save_snapshot(hwloc_topology_t topo, const char *state_dir, char **ret_path, struct ll_error *err);
+
+/* Work done in a child process; writes its result on `fd` and returns the child's
+ * exit status. */
+typedef int (*ll_child_fn)(void *data, int fd);
+
+/* Run fn in a forked child that dies with its parent. Everything it writes on its
+ * fd (at most 64 KiB) is returned in *ret_output (malloc'ed) with its exit status
+ * in *ret_status (128+N when killed by signal N). -ETIMEDOUT when it did not finish
+ * within timeout_s: it is then killed (SIGKILL) and reaped, and *ret_output holds
+ * what it wrote so far. Other -errno when it could not be started. */
+int ll_run_bounded(ll_child_fn fn, void *data, double timeout_s, char **ret_output, int *ret_status,
+		   struct ll_error *err);
+
+/* Run argv[0] (an absolute path; no shell, no PATH search) with stdin and stdout on
+ * /dev/null and stderr inherited, waiting at most timeout_s (then SIGKILL). Returns
+ * its exit status (>= 0), -ETIMEDOUT or another -errno. */
+int ll_spawn_bounded(char *const argv[], double timeout_s, struct ll_error *err);
+
+/* Where scontrol is: `hint` when it is an executable file, else the first executable
+ * "scontrol" in $PATH, then /usr/bin, /usr/local/bin, /opt/slurm/bin (a Prolog runs
+ * with no PATH at all in Slurm 22.05). NULL when none is found; malloc'ed. */
+char *ll_slurm_find_scontrol(const char *hint);
+
+/* `scontrol update NodeName=NODE State=DRAIN Reason=REASON`, bounded. Slurm shows
+ * only "Prolog error" for a failed Prolog; this puts the fault itself in
+ * `sinfo -R`. The reason is cut to 200 bytes and newlines become spaces. */
+int ll_slurm_drain(const char *scontrol, const char *node, const char *reason, double timeout_s,
+		   struct ll_error *err);
+
+#endif

@@ -1,0 +1,199 @@
+/* Lint of values the user brought (environment, profile, --set): device lists that
+ * match more or other devices than meant, settings that contradict the node, and
+ * debugging switches left on. The planner's own values are right by construction
+ * and are not linted. */
+#include <string.h>
+
+#include "plan-internal.h"
+
+/* A value of the plan that came from outside the probe, or NULL. */
+static const char *user_value(const struct plan_state *s, const char *name, enum ll_source *src)
+{
+	const struct ll_setting *st = ll_plan_get(s->p, name);
+
+	if (st && st->value && st->source != LL_SOURCE_PROBE && st->source != LL_SOURCE_DEFAULT) {
+		if (src)
+			*src = st->source;
+		return st->value;
+	}
+	if (st)
+		return NULL;
+	return plan_input_value(s, name, src, NULL);
+}
+
+typedef const char *(*name_at_fn)(const struct ll_facts *f, size_t i);
+
+static const char *rdma_name_at(const struct ll_facts *f, size_t i)
+{
+	return i < f->n_rdma ? f->rdma[i].name : NULL;
+}
+
+static const char *netif_name_at(const struct ll_facts *f, size_t i)
+{
+	return i < f->n_netifs ? f->netifs[i].name : NULL;
+}
+
+/* NCCL's list syntax: [^][=]name[:port],... Without '=' each name is a prefix, so
+ * "mlx5_1" also selects mlx5_10..mlx5_19. `with_ports` for NCCL_IB_HCA. */
+static void lint_device_list(struct plan_state *s, const char *var, const char *value, name_at_fn name_at,
+			     bool with_ports, const char *what)
+{
+	const struct ll_facts *f = s->f;
+	const char *v = value;
+	bool exclude = false, exact = false;
+	_cleanup_free_ char *copy = NULL;
+	char *save = NULL;
+
+	/* NCCL ignores values of one character or less. */
+	if (strlen(value) <= 1)
+		return;
+	if (*v == '^') {
+		exclude = true;
+		v++;
+	}
+	if (*v == '=') {
+		exact = true;
+		v++;
+	}
+	copy = ll_strdup(v);
+	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *colon = with_ports ? strchr(tok, ':') : NULL;
+		const char *name;
+		struct ll_buf others;
+		size_t matches = 0;
+		bool exists = false;
+		long port = -1;
+
+		if (colon) {
+			*colon = '\0';
+			port = strtol(colon + 1, NULL, 10);
+		}
+		ll_buf_init(&others);
+		for (size_t i = 0; (name = name_at(f, i)); i++) {
+			if (strcmp(name, tok) == 0) {
+				exists = true;
+				matches++;
+			} else if (!exact && ll_startswith(name, tok)) {
+				ll_buf_addf(&others, "%s%s", others.len ? ", " : "", name);
+				matches++;
+			}
+		}
+		if (matches == 0) {
+			plan_lint(s, exclude ? LL_LINT_INFO : LL_LINT_WARNING, var, "'%s' %s no %s on this node", tok,
+				  exact ? "names" : "matches", what);
+		} else if (exists && others.len) {
+			plan_lint(s, LL_LINT_WARNING, var,
+				  "'%s' also %s %s: without '=' NCCL reads names as prefixes; write '%s=%s'", tok,
+				  exclude ? "excludes" : "selects", others.s, exclude ? "^" : "", v);
+		} else if (!exists && others.len && !exclude) {
+			plan_lint(s, LL_LINT_INFO, var, "prefix '%s' selects %s", tok, others.s);
+		}
+		if (exists && port > 0 && with_ports) {
+			const struct ll_rdma_device *d = ll_facts_rdma(f, tok);
+			bool has = false;
+
+			for (size_t p = 0; d && p < d->n_ports; p++)
+				if (d->ports[p].number == (unsigned)port) {
+					has = true;
+					if (!exclude && d->ports[p].state != LL_PORT_STATE_UNKNOWN &&
+					    d->ports[p].state != LL_PORT_ACTIVE && d->ports[p].state != LL_PORT_ACTIVE_DEFER)
+						plan_lint(s, LL_LINT_WARNING, var, "port %s:%ld is %s", tok, port,
+							  ll_port_state_name(d->ports[p].state));
+				}
+			if (d && !has)
+				plan_lint(s, LL_LINT_WARNING, var, "'%s' has no port %ld", tok, port);
+		}
+		ll_buf_release(&others);
+	}
+}
+
+static void lint_gdr_level(struct plan_state *s)
+{
+	const char *v = user_value(s, "NCCL_NET_GDR_LEVEL", NULL);
+	enum ll_path level;
+	bool loc = false;
+
+	if (!v)
+		return;
+	if (strcmp(v, "LOC") == 0 || strcmp(v, "0") == 0) {
+		loc = true;
+		level = LL_PATH_UNKNOWN;
+	} else if (strspn(v, "0123456789") == strlen(v)) {
+		/* Old integer form: 1 PIX, 2 PXB, 3 PHB, 4 and above SYS. */
+		long n = strtol(v, NULL, 10);
+
+		level = n == 1 ? LL_PATH_PIX : n == 2 ? LL_PATH_PXB : n == 3 ? LL_PATH_PHB : LL_PATH_SYS;
+	} else {
+		level = ll_path_from_name(v);
+		if (level == LL_PATH_UNKNOWN || level == LL_PATH_NODE) {
+			plan_lint(s, LL_LINT_WARNING, "NCCL_NET_GDR_LEVEL",
+				  "'%s' is not a level NCCL knows (LOC, PIX, PXB, PHB, SYS)", v);
+			return;
+		}
+	}
+	if (s->f->gdr_ready == LL_NO) {
+		plan_lint(s, LL_LINT_WARNING, "NCCL_NET_GDR_LEVEL",
+			  "set to %s but GPUDirect RDMA is not ready (nvidia_peermem not loaded)", v);
+		return;
+	}
+	if (s->net.gdr_needed == LL_PATH_UNKNOWN)
+		return;
+	{
+		/* NCCL compares with NODE counted as PHB. */
+		enum ll_path needed = s->net.gdr_needed == LL_PATH_NODE ? LL_PATH_PHB : s->net.gdr_needed;
+
+		if (loc || level < needed)
+			plan_lint(s, LL_LINT_WARNING, "NCCL_NET_GDR_LEVEL",
+				  "%s is stricter than this node needs: some GPU's nearest NIC is %s away, so "
+				  "GPUDirect RDMA stays off for it; use %s",
+				  v, ll_path_name(s->net.gdr_needed), ll_path_name(needed));
+	}
+}
+
+static void lint_debug(struct plan_state *s)
+{
+	const char *dbg = user_value(s, "NCCL_DEBUG", NULL);
+	const char *subsys = user_value(s, "NCCL_DEBUG_SUBSYS", NULL);
+	const char *file = user_value(s, "NCCL_DEBUG_FILE", NULL);
+	const char *v;
+
+	if (dbg && strcasecmp(dbg, "TRACE") == 0)
+		plan_lint(s, LL_LINT_WARNING, "NCCL_DEBUG",
+			  "TRACE is for debugging NCCL itself: very verbose and slow; use WARN or INFO");
+	else if (dbg && strcasecmp(dbg, "INFO") == 0 && subsys && strcasestr(subsys, "ALL"))
+		plan_lint(s, LL_LINT_WARNING, "NCCL_DEBUG_SUBSYS",
+			  "INFO with NCCL_DEBUG_SUBSYS=%s logs every subsystem: a debugging leftover?", subsys);
+	else if (dbg && strcasecmp(dbg, "INFO") == 0)
+		plan_lint(s, LL_LINT_INFO, "NCCL_DEBUG", "INFO logging is on (fine for 'llmlaunch logs', noisy otherwise)");
+	if (file && (!strstr(file, "%h") || !strstr(file, "%p")))
+		plan_lint(s, LL_LINT_WARNING, "NCCL_DEBUG_FILE",
+			  "'%s' lacks %s: NCCL truncates the file, so ranks overwrite each other's log", file,
+			  !strstr(file, "%p") && !strstr(file, "%h") ? "%h and %p"
+			  : !strstr(file, "%p")			  ? "%p"
+								  : "%h");
+	if ((v = user_value(s, "NCCL_P2P_DISABLE", NULL)) && strcmp(v, "1") == 0 && s->f->n_gpus > 1)
+		plan_lint(s, LL_LINT_WARNING, "NCCL_P2P_DISABLE",
+			  "peer-to-peer between GPUs is off (NVLink/PCIe P2P unused): a debugging leftover?");
+	if ((v = user_value(s, "NCCL_SHM_DISABLE", NULL)) && strcmp(v, "1") == 0)
+		plan_lint(s, LL_LINT_WARNING, "NCCL_SHM_DISABLE", "shared-memory transport is off: a debugging leftover?");
+	if (user_value(s, "NCCL_TOPO_DUMP_FILE", NULL))
+		plan_lint(s, LL_LINT_INFO, "NCCL_TOPO_DUMP_FILE", "NCCL writes its topology on every start");
+}
+
+void plan_lint_all(struct plan_state *s)
+{
+	const char *v;
+
+	if ((v = user_value(s, "NCCL_IB_HCA", NULL)))
+		lint_device_list(s, "NCCL_IB_HCA", v, rdma_name_at, true, "RDMA device");
+	if ((v = user_value(s, "NCCL_SOCKET_IFNAME", NULL)))
+		lint_device_list(s, "NCCL_SOCKET_IFNAME", v, netif_name_at, false, "network interface");
+	if ((v = user_value(s, "GLOO_SOCKET_IFNAME", NULL)) && s->f->n_netifs > 0 && !ll_facts_netif(s->f, v))
+		plan_lint(s, LL_LINT_WARNING, "GLOO_SOCKET_IFNAME", "'%s' names no network interface on this node", v);
+	if ((v = user_value(s, "NCCL_IB_DISABLE", NULL)) && strcmp(v, "1") == 0 && s->net.active_ib_ports > 0)
+		plan_lint(s, LL_LINT_WARNING, "NCCL_IB_DISABLE",
+			  "InfiniBand is disabled while %d InfiniBand port%s ACTIVE: NCCL falls back to TCP sockets",
+			  s->net.active_ib_ports, s->net.active_ib_ports == 1 ? " is" : "s are");
+	lint_gdr_level(s);
+	lint_debug(s);
+}

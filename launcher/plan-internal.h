@@ -1,0 +1,57 @@
+/* Shared between the planner's files (plan.c, plan-net.c, plan-placement.c, lint.c).
+ * Not a public interface: other modules use include/llmlaunch/plan.h. */
+#ifndef LLMLAUNCH_PLAN_INTERNAL_H
+#define LLMLAUNCH_PLAN_INTERNAL_H
+
+#include "llmlaunch/plan.h"
+
+/* What the network rules decided, kept for the rules that depend on it (GDR level,
+ * GID index, LLMLAUNCH_NET, lint). */
+struct plan_net {
+	/* Chosen RDMA ports: device index into facts->rdma and port index into its ports. */
+	size_t *chosen_dev, *chosen_port;
+	size_t n_chosen;
+	enum ll_link_layer link_layer;  /* of the chosen ports */
+	bool link_layer_inferred;       /* some link layer came from LID/netdev, not sysfs */
+	bool states_unknown;            /* no ACTIVE port, but some ports of unknown state */
+	int active_ib_ports;            /* ACTIVE InfiniBand ports on the node (lint) */
+	/* Needed GDR class: the loosest over GPUs of the class to their nearest chosen NIC. */
+	enum ll_path gdr_needed;
+	const struct ll_netif *socket_if; /* chosen socket interface, NULL if none */
+};
+
+struct plan_state {
+	const struct ll_plan_input *in;
+	const struct ll_facts *f;
+	struct ll_plan *p;
+	/* GPUs the workers get, as indices into facts->gpus, in CUDA's visible order. */
+	int *gpus;
+	size_t n_gpus;
+	struct plan_net net;
+	int cores_per_rank;             /* from --set/profile 'cores-per-rank', 0 = even share */
+};
+
+/* Append a decided value with source probe/default. value NULL: left unset. */
+void plan_decide(struct plan_state *s, const char *name, const char *value, enum ll_source source,
+		 bool exported, const char *reason_fmt, ...) LL_PRINTF(6, 7);
+/* Record the origin (profile file:line, --set) of a setting decided from an input layer. */
+void plan_origin(struct plan_state *s, const char *name, const char *origin);
+void plan_lint(struct plan_state *s, enum ll_lint_level level, const char *variable, const char *fmt, ...)
+	LL_PRINTF(4, 5);
+
+/* Value of NAME from the highest layer that sets it (cli > environment > profile),
+ * ignoring profile "auto"; NULL if none. *ret_source / *ret_origin when non-NULL. */
+const char *plan_input_value(const struct plan_state *s, const char *name, enum ll_source *ret_source,
+			     const char **ret_origin);
+/* NAME from the inherited environment only. */
+const char *plan_environ_get(const struct ll_plan_input *in, const char *name);
+
+int plan_gpus_decide(struct plan_state *s, struct ll_error *err);
+int plan_net_decide(struct plan_state *s, struct ll_error *err);
+int plan_placement_decide(struct plan_state *s, struct ll_error *err);
+void plan_lint_all(struct plan_state *s);
+
+/* Natural comparison: "mlx5_2" < "mlx5_10". */
+int plan_natcmp(const char *a, const char *b);
+
+#endif

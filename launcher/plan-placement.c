@@ -1,0 +1,342 @@
+/* Which GPUs this node's workers get, how many workers, and where each local rank
+ * runs (GPU, CPUs, memory). Rules in docs/planner.md. */
+#include <ctype.h>
+#include <errno.h>
+#include <hwloc.h>
+#include <string.h>
+
+#include "plan-internal.h"
+
+static int parse_count(const char *s, int *ret)
+{
+	char *end;
+	long v;
+
+	if (!s || !*s)
+		return -EINVAL;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || *end || v < 1 || v > 4096)
+		return -EINVAL;
+	*ret = (int)v;
+	return 0;
+}
+
+/* One entry of CUDA_VISIBLE_DEVICES: an index in PCI order (with
+ * CUDA_DEVICE_ORDER=PCI_BUS_ID) or a "GPU-..." UUID or unique UUID prefix. */
+static int visible_entry(const struct ll_facts *f, const char *e, const char **why)
+{
+	int found = -1;
+
+	if (*e && strspn(e, "0123456789") == strlen(e)) {
+		long v = strtol(e, NULL, 10);
+
+		if (v >= (long)f->n_gpus) {
+			*why = "no such GPU index";
+			return -1;
+		}
+		return (int)v;
+	}
+	if (ll_startswith(e, "MIG-")) {
+		*why = "MIG instance: its parent GPU is not known from the facts";
+		return -1;
+	}
+	if (!ll_startswith(e, "GPU-")) {
+		*why = "neither an index nor a GPU UUID";
+		return -1;
+	}
+	for (size_t i = 0; i < f->n_gpus; i++)
+		if (f->gpus[i].uuid && ll_startswith(f->gpus[i].uuid, e)) {
+			if (found >= 0) {
+				*why = "UUID prefix matches several GPUs";
+				return -1;
+			}
+			found = (int)i;
+		}
+	if (found < 0)
+		*why = "no GPU with this UUID (UUIDs unknown without NVML)";
+	return found;
+}
+
+/* CUDA reads the list up to the first invalid entry and ignores the rest; so do we,
+ * and we say so. */
+static void parse_visible(struct plan_state *s, const char *var, const char *list)
+{
+	const struct ll_facts *f = s->f;
+	_cleanup_free_ char *copy = ll_strdup(list);
+	char *save = NULL;
+
+	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		const char *why = NULL;
+		char *e = tok;
+		int idx;
+
+		while (isspace((unsigned char)*e))
+			e++;
+		ll_strstrip_end(e);
+		idx = visible_entry(f, e, &why);
+		for (size_t i = 0; idx >= 0 && i < s->n_gpus; i++)
+			if (s->gpus[i] == idx) {
+				why = "listed twice";
+				idx = -1;
+			}
+		if (idx < 0) {
+			plan_lint(s, LL_LINT_ERROR, var, "entry '%s' in %s: %s; CUDA ignores it and every entry after it",
+				  e, var, why);
+			break;
+		}
+		*(int *)ll_array_push(&s->gpus, &s->n_gpus, sizeof(int)) = idx;
+	}
+}
+
+int plan_gpus_decide(struct plan_state *s, struct ll_error *err)
+{
+	const struct ll_facts *f = s->f;
+	enum ll_source src = LL_SOURCE_DEFAULT;
+	const char *origin = NULL, *list, *slurm_var = NULL;
+	(void)err;
+
+	if (f->n_gpus == 0) {
+		plan_decide(s, "CUDA_DEVICE_ORDER", NULL, LL_SOURCE_PROBE, true, "no GPUs on this node");
+		return 0;
+	}
+	plan_decide(s, "CUDA_DEVICE_ORDER", "PCI_BUS_ID", LL_SOURCE_DEFAULT, true,
+		    "CUDA indices follow PCI bus order, the order of the plan and of nvidia-smi");
+
+	list = plan_input_value(s, "CUDA_VISIBLE_DEVICES", &src, &origin);
+	if (!list) {
+		slurm_var = plan_environ_get(s->in, "SLURM_STEP_GPUS") ? "SLURM_STEP_GPUS"
+			    : plan_environ_get(s->in, "SLURM_JOB_GPUS") ? "SLURM_JOB_GPUS"
+									 : NULL;
+		list = slurm_var ? plan_environ_get(s->in, slurm_var) : NULL;
+		src = LL_SOURCE_ENVIRONMENT;
+	}
+	if (!list) {
+		for (size_t i = 0; i < f->n_gpus; i++)
+			*(int *)ll_array_push(&s->gpus, &s->n_gpus, sizeof(int)) = (int)i;
+		plan_decide(s, "CUDA_VISIBLE_DEVICES", NULL, LL_SOURCE_PROBE, true, "all %zu GPUs are visible",
+			    f->n_gpus);
+		return 0;
+	}
+	parse_visible(s, slurm_var ? slurm_var : "CUDA_VISIBLE_DEVICES", list);
+	if (slurm_var)
+		plan_decide(s, "CUDA_VISIBLE_DEVICES", list, src, true,
+			    "from %s (Slurm's allocation; its indices are taken as PCI order): %zu of %zu GPUs",
+			    slurm_var, s->n_gpus, f->n_gpus);
+	else
+		plan_decide(s, "CUDA_VISIBLE_DEVICES", list, src, true, "%s%s: %zu of %zu GPUs for the workers",
+			    src == LL_SOURCE_ENVIRONMENT ? "inherited from the environment"
+			    : src == LL_SOURCE_CLI	 ? "set on the command line"
+							 : "set by profile ",
+			    src == LL_SOURCE_PROFILE && origin ? origin : "", s->n_gpus, f->n_gpus);
+	plan_origin(s, "CUDA_VISIBLE_DEVICES", src == LL_SOURCE_ENVIRONMENT ? NULL : origin);
+	return 0;
+}
+
+static void decide_nproc(struct plan_state *s)
+{
+	enum ll_source src = LL_SOURCE_DEFAULT;
+	const char *origin = NULL, *v = NULL;
+	char num[16];
+	int n = 0;
+
+	if (s->in->nproc_per_node <= 0)
+		v = plan_input_value(s, "nproc-per-node", &src, &origin);
+	if (v && parse_count(v, &n) < 0) {
+		plan_lint(s, LL_LINT_ERROR, "nproc-per-node", "'%s' is not a count of workers: ignored", v);
+		v = NULL;
+	}
+	if (s->in->nproc_per_node > 0) {
+		n = s->in->nproc_per_node;
+		snprintf(num, sizeof(num), "%d", n);
+		plan_decide(s, "nproc-per-node", num, LL_SOURCE_CLI, false, "--nproc-per-node on the command line");
+	} else if (v) {
+		plan_decide(s, "nproc-per-node", v, src, false, "set by %s%s%s", ll_source_name(src),
+			    origin ? " " : "", origin ? origin : "");
+		plan_origin(s, "nproc-per-node", origin);
+	} else if (s->n_gpus > 0) {
+		n = (int)s->n_gpus;
+		snprintf(num, sizeof(num), "%d", n);
+		plan_decide(s, "nproc-per-node", num, LL_SOURCE_PROBE, false, "one worker per visible GPU");
+	} else {
+		n = 1;
+		plan_decide(s, "nproc-per-node", "1", LL_SOURCE_DEFAULT, false,
+			    s->f->n_gpus > 0 ? "no GPU visible: one CPU worker" : "no GPUs: one CPU worker");
+	}
+	s->p->nproc_per_node = n;
+	if (s->n_gpus > 0 && (size_t)n > s->n_gpus)
+		plan_lint(s, LL_LINT_WARNING, "nproc-per-node",
+			  "%d workers on %zu GPUs: local ranks share GPUs round-robin", n, s->n_gpus);
+}
+
+static void decide_bind(struct plan_state *s)
+{
+	enum ll_source src;
+	const char *origin, *v;
+	enum ll_bind_mode m;
+
+	if (s->in->bind_from_cli) {
+		s->p->bind = s->in->bind;
+		plan_decide(s, "bind", ll_bind_mode_name(s->in->bind), LL_SOURCE_CLI, false, "--bind on the command line");
+	} else if ((v = plan_input_value(s, "bind", &src, &origin)) && ll_bind_mode_parse(v, &m) == 0) {
+		s->p->bind = m;
+		plan_decide(s, "bind", v, src, false, "set by %s%s%s", ll_source_name(src), origin ? " " : "",
+			    origin ? origin : "");
+		plan_origin(s, "bind", origin);
+	} else {
+		if (v)
+			plan_lint(s, LL_LINT_ERROR, "bind", "'%s' is not a binding mode (numa, core or none)", v);
+		s->p->bind = s->in->bind;
+		plan_decide(s, "bind", ll_bind_mode_name(s->in->bind), LL_SOURCE_DEFAULT, false,
+			    "CPUs and memory of each GPU's NUMA node, split among its ranks");
+	}
+	if ((v = plan_input_value(s, "cores-per-rank", &src, &origin))) {
+		if (parse_count(v, &s->cores_per_rank) == 0)
+			plan_decide(s, "cores-per-rank", v, src, false, "set by %s", ll_source_name(src));
+		else
+			plan_lint(s, LL_LINT_ERROR, "cores-per-rank", "'%s' is not a count of cores", v);
+	}
+}
+
+/* The cores a rank may share with others of its domain: those of its GPU's NUMA
+ * node, or every core when the node (or the GPU's locality) is unknown. Returns the
+ * domain key: a NUMA OS index, or -1 for the whole machine. */
+static int rank_domain(const struct plan_state *s, int gpu)
+{
+	const struct ll_facts *f = s->f;
+	int numa = gpu >= 0 ? f->gpus[gpu].numa_node : -1;
+
+	if (numa < 0)
+		return -1;
+	for (size_t c = 0; c < f->n_cores; c++)
+		if (f->cores[c].numa_node == numa)
+			return numa;
+	return -1; /* a NUMA node without CPUs (GPU memory exposed as NUMA) */
+}
+
+static size_t domain_cores(const struct ll_facts *f, int domain, size_t *out)
+{
+	size_t n = 0;
+
+	for (size_t c = 0; c < f->n_cores; c++)
+		if (domain < 0 || f->cores[c].numa_node == domain)
+			out[n++] = c;
+	return n;
+}
+
+/* hwloc list string of the given cores; `first_pu_only` keeps one hardware thread per core. */
+static char *cores_cpuset(const struct ll_facts *f, const size_t *cores, size_t n, bool first_pu_only, int *numa)
+{
+	hwloc_bitmap_t all = hwloc_bitmap_alloc(), one = hwloc_bitmap_alloc();
+	char *text = NULL;
+
+	*numa = n > 0 ? f->cores[cores[0]].numa_node : -1;
+	for (size_t i = 0; i < n; i++) {
+		const struct ll_core *c = &f->cores[cores[i]];
+
+		if (c->numa_node != *numa)
+			*numa = -1;
+		if (!c->cpuset || hwloc_bitmap_list_sscanf(one, c->cpuset) < 0)
+			continue;
+		if (first_pu_only && !hwloc_bitmap_iszero(one))
+			hwloc_bitmap_only(one, (unsigned)hwloc_bitmap_first(one));
+		hwloc_bitmap_or(all, all, one);
+	}
+	if (!hwloc_bitmap_iszero(all) && hwloc_bitmap_list_asprintf(&text, all) < 0)
+		text = NULL;
+	hwloc_bitmap_free(all);
+	hwloc_bitmap_free(one);
+	return text;
+}
+
+int plan_placement_decide(struct plan_state *s, struct ll_error *err)
+{
+	const struct ll_facts *f = s->f;
+	struct ll_plan *p = s->p;
+	_cleanup_free_ size_t *cores = ll_calloc(f->n_cores + 1, sizeof(size_t));
+	_cleanup_free_ int *domain = NULL;
+	int min_cores = 0;
+	bool oversubscribed = false;
+	struct ll_buf omp_why;
+	(void)err;
+
+	decide_bind(s);
+	decide_nproc(s);
+	domain = ll_calloc((size_t)p->nproc_per_node, sizeof(int));
+	p->ranks = ll_calloc((size_t)p->nproc_per_node, sizeof(*p->ranks));
+	p->n_ranks = (size_t)p->nproc_per_node;
+
+	for (size_t r = 0; r < p->n_ranks; r++) {
+		struct ll_rank_placement *rk = &p->ranks[r];
+
+		rk->local_rank = (int)r;
+		rk->gpu = s->n_gpus > 0 ? s->gpus[r % s->n_gpus] : -1;
+		rk->gpu_busid = rk->gpu >= 0 ? ll_strdup(f->gpus[rk->gpu].busid) : NULL;
+		rk->numa_node = -1;
+		domain[r] = rank_domain(s, rk->gpu);
+	}
+
+	ll_buf_init(&omp_why);
+	for (size_t r = 0; r < p->n_ranks; r++) {
+		struct ll_rank_placement *rk = &p->ranks[r];
+		size_t m = domain_cores(f, domain[r], cores), k = 0, j = 0, share, first;
+		int numa;
+
+		for (size_t q = 0; q < p->n_ranks; q++) {
+			if (domain[q] != domain[r])
+				continue;
+			if (q < r)
+				j++;
+			k++;
+		}
+		if (m == 0)
+			continue; /* no core facts: nothing to bind to */
+		share = m / k;
+		if (share == 0) {
+			/* More ranks than cores: each rank gets one core, shared round-robin. */
+			oversubscribed = true;
+			share = 1;
+			first = j % m;
+		} else {
+			if (p->bind == LL_BIND_CORE && s->cores_per_rank > 0) {
+				if ((size_t)s->cores_per_rank * k <= m)
+					share = (size_t)s->cores_per_rank;
+				else if (j == 0)
+					plan_lint(s, LL_LINT_WARNING, "cores-per-rank",
+						  "%d cores for each of %zu ranks do not fit in %zu cores: %zu each",
+						  s->cores_per_rank, k, m, share);
+			}
+			first = j * share;
+		}
+		rk->n_cores = (int)share;
+		if (min_cores == 0 || rk->n_cores < min_cores) {
+			min_cores = rk->n_cores;
+			ll_buf_reset(&omp_why);
+			if (domain[r] >= 0)
+				ll_buf_addf(&omp_why, "%zu cores of NUMA node %d shared by %zu rank%s", m, domain[r], k,
+					    k == 1 ? "" : "s");
+			else
+				ll_buf_addf(&omp_why, "%zu cores of the machine shared by %zu rank%s", m, k,
+					    k == 1 ? "" : "s");
+		}
+		if (p->bind == LL_BIND_NONE)
+			continue;
+		rk->cpuset = cores_cpuset(f, cores + first, share, p->bind == LL_BIND_CORE, &numa);
+		rk->numa_node = domain[r] >= 0 ? domain[r] : numa;
+	}
+	if (oversubscribed)
+		plan_lint(s, LL_LINT_WARNING, "nproc-per-node", "more ranks than cores: ranks share cores");
+
+	if (min_cores > 0) {
+		char num[16];
+
+		snprintf(num, sizeof(num), "%d", min_cores);
+		plan_decide(s, "OMP_NUM_THREADS", num, LL_SOURCE_PROBE, true, "cores each rank is given: %s",
+			    omp_why.s);
+	} else {
+		plan_decide(s, "OMP_NUM_THREADS", NULL, LL_SOURCE_PROBE, true,
+			    "cores unknown: torchrun's default (1) applies");
+	}
+	ll_buf_release(&omp_why);
+	return 0;
+}

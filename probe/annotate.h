@@ -1,0 +1,45 @@
+/* Annotators: each adds llmlaunch info attributes (probe/annotations.h) to a live
+ * hwloc topology after hwloc_topology_load(). fsroot NULL means the live machine;
+ * otherwise sysfs/procfs paths are read below that directory. Each returns 0 when
+ * there is simply nothing to find, -errno (and fills err) on a real failure. */
+#ifndef LLMLAUNCH_PROBE_ANNOTATE_H
+#define LLMLAUNCH_PROBE_ANNOTATE_H
+
+#include <hwloc.h>
+
+#include "llmlaunch/util.h"
+
+/* Sysfs annotators (probe/host.c, probe/sysfs-rdma.c, probe/netif.c; names in
+ * docs/snapshot-format.md, "Annotations written by the live probe").
+ *
+ * Where the annotated objects live, for facts.c:
+ * - With HWLOC_VIRTUAL_LINUX_OSDEV=1 at load (load.c sets it), hwloc 2.9 makes
+ *   OS devices of virtual interfaces (lo, docker0, veth*, virbr0, bridges, vlans)
+ *   and of virtual RDMA devices (rxe0, siw0), as children of the root object.
+ * - A device /sys shows but hwloc still makes no OS device of (an RDMA device that
+ *   is neither PCI nor virtual, like scif0; any virtual device when the variable
+ *   was not set) becomes a Misc object directly below the root, named after the
+ *   device, carrying the same infos plus LL_INFO_STANDIN = "OpenFabrics" or
+ *   "Network". Read those with the OS devices; identify them by the marker, not by
+ *   type Misc (hwloc adds Misc MemoryModule objects too). Creating them needs the
+ *   Misc type filter at KEEP_ALL for the load (hwloc's default refuses them).
+ * - Under an fsroot, hwloc's HostName/OSRelease root infos come from uname() of the
+ *   machine running the probe, not from the tree; addresses are unknown there
+ *   (no NetAddrsKnown). hwloc's own PortNState/PortNGIDk are copied unchecked
+ *   from the files, so garbage there ("h", "") reaches the topology: validate. */
+int ll_annotate_host(hwloc_topology_t topo, const char *fsroot, struct ll_error *err);
+int ll_annotate_rdma(hwloc_topology_t topo, const char *fsroot, struct ll_error *err);
+int ll_annotate_netifs(hwloc_topology_t topo, const char *fsroot, struct ll_error *err);
+
+/* NVML (probe/nvml.c, docs/nvml.md): GPUModel, NVIDIAUUID, NVLinksActive/Inactive on
+ * the GPU PCI objects, NVSwitch PCI objects marked with subtype "NVSwitch", and the
+ * NVLinkBandwidth distances matrix. library NULL: $LLMLAUNCH_NVML_LIBRARY, else
+ * "libnvidia-ml.so.1". NVSwitches are PCI devices of class 0680 that hwloc keeps only
+ * when PCI devices are not filtered to the "important" ones.
+ * Returns 0 also when NVML is absent (nothing recorded, no warning unless the library
+ * was named explicitly) or unusable (nvmlInit fails, symbols missing, a query fails
+ * midway: nothing recorded). -errno only when hwloc refuses the distances matrix. */
+int ll_annotate_nvml(hwloc_topology_t topo, const char *library, struct ll_error *err);
+/* Its warning, if any, is kept for ll_nvml_last_warning() (include/llmlaunch/probe.h). */
+
+#endif

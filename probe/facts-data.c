@@ -1,0 +1,262 @@
+/* struct ll_facts as plain data: the enum name tables, freeing, and the queries
+ * other stages ask of it. Nothing here needs hwloc. */
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "llmlaunch/facts.h"
+#include "llmlaunch/util.h"
+#include "facts-internal.h"
+
+/* ---- name tables ---- */
+
+static const char *const path_names[] = {
+	[LL_PATH_UNKNOWN] = "?", [LL_PATH_PIX] = "PIX", [LL_PATH_PXB] = "PXB",
+	[LL_PATH_PHB] = "PHB",   [LL_PATH_NODE] = "NODE", [LL_PATH_SYS] = "SYS",
+};
+
+const char *ll_path_name(enum ll_path p)
+{
+	return (unsigned)p < LL_ARRAY_SIZE(path_names) ? path_names[p] : "?";
+}
+
+enum ll_path ll_path_from_name(const char *s)
+{
+	for (size_t i = LL_PATH_PIX; s && i < LL_ARRAY_SIZE(path_names); i++)
+		if (strcasecmp(s, path_names[i]) == 0)
+			return (enum ll_path)i;
+	return LL_PATH_UNKNOWN;
+}
+
+static const char *const gpu_vendor_names[] = {
+	[LL_GPU_VENDOR_OTHER] = "other", [LL_GPU_VENDOR_NVIDIA] = "nvidia",
+	[LL_GPU_VENDOR_AMD] = "amd",     [LL_GPU_VENDOR_INTEL] = "intel",
+};
+
+const char *ll_gpu_vendor_name(enum ll_gpu_vendor v)
+{
+	return (unsigned)v < LL_ARRAY_SIZE(gpu_vendor_names) ? gpu_vendor_names[v] : "other";
+}
+
+static const char *const nvlink_remote_names[] = {
+	[LL_NVLINK_REMOTE_UNKNOWN] = NULL, [LL_NVLINK_REMOTE_GPU] = "gpu",
+	[LL_NVLINK_REMOTE_NVSWITCH] = "nvswitch", [LL_NVLINK_REMOTE_CPU] = "cpu",
+};
+
+const char *ll_nvlink_remote_name(enum ll_nvlink_remote r)
+{
+	return (unsigned)r < LL_ARRAY_SIZE(nvlink_remote_names) ? nvlink_remote_names[r] : NULL;
+}
+
+static const char *const link_layer_names[] = {
+	[LL_LINK_LAYER_UNKNOWN] = NULL, [LL_LINK_LAYER_INFINIBAND] = "InfiniBand",
+	[LL_LINK_LAYER_ETHERNET] = "Ethernet",
+};
+
+const char *ll_link_layer_name(enum ll_link_layer l)
+{
+	return (unsigned)l < LL_ARRAY_SIZE(link_layer_names) ? link_layer_names[l] : NULL;
+}
+
+static const char *const gid_type_names[] = {
+	[LL_GID_TYPE_UNKNOWN] = NULL, [LL_GID_TYPE_IB_ROCE_V1] = "IB/RoCE v1",
+	[LL_GID_TYPE_ROCE_V2] = "RoCE v2",
+};
+
+const char *ll_gid_type_name(enum ll_gid_type t)
+{
+	return (unsigned)t < LL_ARRAY_SIZE(gid_type_names) ? gid_type_names[t] : NULL;
+}
+
+static const char *const port_state_names[] = {
+	[LL_PORT_STATE_UNKNOWN] = NULL, [LL_PORT_DOWN] = "DOWN", [LL_PORT_INIT] = "INIT",
+	[LL_PORT_ARMED] = "ARMED", [LL_PORT_ACTIVE] = "ACTIVE", [LL_PORT_ACTIVE_DEFER] = "ACTIVE_DEFER",
+};
+
+const char *ll_port_state_name(enum ll_port_state s)
+{
+	return (unsigned)s < LL_ARRAY_SIZE(port_state_names) ? port_state_names[s] : NULL;
+}
+
+/* The NetKind values the netif annotator writes (annotations.h). */
+static const char *const netif_kind_names[] = {
+	[LL_NETIF_UNKNOWN] = NULL,         [LL_NETIF_ETHERNET] = "ethernet", [LL_NETIF_INFINIBAND] = "infiniband",
+	[LL_NETIF_LOOPBACK] = "loopback",  [LL_NETIF_BRIDGE] = "bridge",     [LL_NETIF_VETH] = "veth",
+	[LL_NETIF_DOCKER] = "docker",      [LL_NETIF_VIRBR] = "virbr",       [LL_NETIF_VLAN] = "vlan",
+	[LL_NETIF_BOND] = "bond",          [LL_NETIF_TUNNEL] = "tunnel",     [LL_NETIF_OTHER_VIRTUAL] = "virtual",
+};
+
+const char *ll_netif_kind_name(enum ll_netif_kind k)
+{
+	return (unsigned)k < LL_ARRAY_SIZE(netif_kind_names) ? netif_kind_names[k] : NULL;
+}
+
+enum ll_netif_kind ll_netif_kind_from_name(const char *s)
+{
+	for (size_t i = 1; s && i < LL_ARRAY_SIZE(netif_kind_names); i++)
+		if (strcmp(s, netif_kind_names[i]) == 0)
+			return (enum ll_netif_kind)i;
+	return LL_NETIF_UNKNOWN;
+}
+
+/* ---- freeing ---- */
+
+static void gpu_release(struct ll_gpu *g)
+{
+	free(g->busid);
+	free(g->model);
+	free(g->uuid);
+	free(g->cpuset);
+	for (size_t i = 0; i < g->n_nvlinks; i++)
+		free(g->nvlinks[i].remote_busid);
+	free(g->nvlinks);
+}
+
+static void rdma_release(struct ll_rdma_device *d)
+{
+	free(d->name);
+	free(d->busid);
+	free(d->model);
+	free(d->node_guid);
+	for (size_t i = 0; i < d->n_ports; i++) {
+		struct ll_rdma_port *p = &d->ports[i];
+
+		free(p->phys_state);
+		free(p->rate);
+		free(p->netdev);
+		for (size_t k = 0; k < p->n_gids; k++)
+			free(p->gids[k].gid);
+		free(p->gids);
+	}
+	free(d->ports);
+	for (size_t i = 0; i < d->n_netdevs; i++)
+		free(d->netdevs[i]);
+	free(d->netdevs);
+}
+
+static void netif_release(struct ll_netif *n)
+{
+	free(n->name);
+	free(n->operstate);
+	free(n->mac);
+	free(n->busid);
+	free(n->rdma_device);
+	for (size_t i = 0; i < n->n_addrs; i++)
+		free(n->addrs[i].addr);
+	free(n->addrs);
+}
+
+void ll_facts_free(struct ll_facts *f)
+{
+	if (!f)
+		return;
+	free(f->hostname);
+	free(f->dmi_product_name);
+	free(f->source);
+	for (size_t i = 0; i < f->n_numa_nodes; i++)
+		free(f->numa_nodes[i].cpuset);
+	free(f->numa_nodes);
+	for (size_t i = 0; i < f->n_cores; i++)
+		free(f->cores[i].cpuset);
+	free(f->cores);
+	for (size_t i = 0; i < f->n_gpus; i++)
+		gpu_release(&f->gpus[i]);
+	free(f->gpus);
+	for (size_t i = 0; i < f->n_rdma; i++)
+		rdma_release(&f->rdma[i]);
+	free(f->rdma);
+	for (size_t i = 0; i < f->n_netifs; i++)
+		netif_release(&f->netifs[i]);
+	free(f->netifs);
+	free(f->gdr_module);
+	free(f->gpu_nic);
+	free(f);
+}
+
+/* ---- queries ---- */
+
+int ll_facts_nearest_rdma(const struct ll_facts *f, size_t gpu)
+{
+	int best = -1;
+	int best_rank = 0;
+
+	if (gpu >= f->n_gpus)
+		return -1;
+	for (size_t j = 0; j < f->n_rdma; j++) {
+		enum ll_path p = ll_facts_gpu_nic(f, gpu, j);
+		/* Unknown ranks after SYS: any device beats none. */
+		int rank = p == LL_PATH_UNKNOWN ? LL_PATH_SYS + 1 : (int)p;
+
+		if (best < 0 || rank < best_rank) {
+			best = (int)j;
+			best_rank = rank;
+		}
+	}
+	return best;
+}
+
+static int uf_find(int *parent, int x)
+{
+	while (parent[x] != x) {
+		parent[x] = parent[parent[x]];
+		x = parent[x];
+	}
+	return x;
+}
+
+static void uf_union(int *parent, int a, int b)
+{
+	a = uf_find(parent, a);
+	b = uf_find(parent, b);
+	if (a != b)
+		parent[a] = b;
+}
+
+/* NVSwitches of one node form one fabric (DGX-2's two baseboards are bridged by
+ * NVSwitch trunks that NVML does not report as GPU links; HGX boards likewise),
+ * so every GPU with an NVSwitch link joins one domain. */
+int ll_facts_nvlink_domain(const struct ll_facts *f)
+{
+	_cleanup_free_ int *parent = NULL, *size = NULL;
+	int n = (int)f->n_gpus, sw = n, best = 0;
+
+	if (n == 0)
+		return 0;
+	parent = ll_calloc((size_t)n + 1, sizeof(int));
+	size = ll_calloc((size_t)n + 1, sizeof(int));
+	for (int i = 0; i <= n; i++)
+		parent[i] = i;
+	for (int i = 0; i < n; i++)
+		for (size_t k = 0; k < f->gpus[i].n_nvlinks; k++) {
+			const struct ll_nvlink *l = &f->gpus[i].nvlinks[k];
+
+			if (l->remote == LL_NVLINK_REMOTE_GPU && l->remote_gpu >= 0 && l->remote_gpu < n)
+				uf_union(parent, i, l->remote_gpu);
+			else if (l->remote == LL_NVLINK_REMOTE_NVSWITCH)
+				uf_union(parent, i, sw);
+		}
+	for (int i = 0; i < n; i++) {
+		int r = uf_find(parent, i);
+
+		if (++size[r] > best)
+			best = size[r];
+	}
+	return best;
+}
+
+const struct ll_netif *ll_facts_netif(const struct ll_facts *f, const char *name)
+{
+	for (size_t i = 0; name && i < f->n_netifs; i++)
+		if (strcmp(f->netifs[i].name, name) == 0)
+			return &f->netifs[i];
+	return NULL;
+}
+
+const struct ll_rdma_device *ll_facts_rdma(const struct ll_facts *f, const char *name)
+{
+	for (size_t i = 0; name && i < f->n_rdma; i++)
+		if (strcmp(f->rdma[i].name, name) == 0)
+			return &f->rdma[i];
+	return NULL;
+}
+

@@ -1,0 +1,328 @@
+/* Facts from a topology: struct ll_facts is a pure function of the hwloc tree, its
+ * info attributes and its distances, so live probes, their saved snapshots and
+ * plain lstopo exports all go through the same code. Names of the attributes are
+ * in annotations.h and docs/snapshot-format.md. This file: host, GPUs, NVLink and
+ * the whole; RDMA and interfaces are in facts-net.c. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "llmlaunch/probe.h"
+#include "annotations.h"
+#include "facts-internal.h"
+#include "pci-path.h"
+
+/* ---- small helpers ---- */
+
+static char *bitmap_list(hwloc_const_bitmap_t set)
+{
+	char *s = NULL;
+
+	if (!set || hwloc_bitmap_list_asprintf(&s, set) < 0)
+		return NULL;
+	/* hwloc allocates with malloc; hand it on as ours. */
+	return s;
+}
+
+char *ll_facts_busid(hwloc_obj_t pci)
+{
+	return ll_asprintf("%04x:%02x:%02x.%x", pci->attr->pcidev.domain, pci->attr->pcidev.bus,
+			   pci->attr->pcidev.dev, pci->attr->pcidev.func);
+}
+
+hwloc_obj_t ll_facts_pci_parent(hwloc_obj_t o)
+{
+	return o->parent && o->parent->type == HWLOC_OBJ_PCI_DEVICE ? o->parent : NULL;
+}
+
+/* NUMA node of the nearest non-I/O ancestor, when that locality is one node. */
+int ll_facts_numa(hwloc_topology_t topo, hwloc_obj_t o)
+{
+	hwloc_obj_t a = hwloc_get_non_io_ancestor_obj(topo, o);
+
+	if (!a || !a->nodeset || hwloc_bitmap_weight(a->nodeset) != 1)
+		return -1;
+	return hwloc_bitmap_first(a->nodeset);
+}
+
+static char *cpuset_of(hwloc_topology_t topo, hwloc_obj_t o)
+{
+	hwloc_obj_t a = hwloc_get_non_io_ancestor_obj(topo, o);
+
+	return a ? bitmap_list(a->cpuset) : NULL;
+}
+
+long ll_facts_parse_long(const char *s, int base)
+{
+	char *end;
+	long v;
+
+	if (!s || !*s)
+		return -1;
+	errno = 0;
+	v = strtol(s, &end, base);
+	if (errno || end == s || v < 0)
+		return -1;
+	return v;
+}
+
+int ll_facts_natural_cmp(const char *a, const char *b)
+{
+	return strverscmp(a, b);
+}
+
+/* ---- host ---- */
+
+static void host_facts(hwloc_topology_t topo, struct ll_facts *f)
+{
+	hwloc_obj_t root = hwloc_get_root_obj(topo), o;
+	int n_numa = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_NUMANODE);
+	int n_cores = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE);
+
+	f->hostname = ll_strdup(hwloc_obj_get_info_by_name(root, LL_INFO_HOSTNAME));
+	f->dmi_product_name = ll_strdup(hwloc_obj_get_info_by_name(root, LL_INFO_DMI_PRODUCT));
+	f->n_packages = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PACKAGE);
+	f->n_pus = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
+
+	if (n_numa > 0)
+		f->numa_nodes = ll_calloc((size_t)n_numa, sizeof(*f->numa_nodes));
+	for (int i = 0; i < n_numa; i++) {
+		struct ll_numa_node *nn = &f->numa_nodes[f->n_numa_nodes++];
+
+		o = hwloc_get_obj_by_type(topo, HWLOC_OBJ_NUMANODE, (unsigned)i);
+		nn->os_index = (int)o->os_index;
+		nn->cpuset = bitmap_list(o->cpuset);
+		nn->n_cores = o->cpuset ? hwloc_get_nbobjs_inside_cpuset_by_type(topo, o->cpuset, HWLOC_OBJ_CORE) : 0;
+	}
+	if (n_cores > 0)
+		f->cores = ll_calloc((size_t)n_cores, sizeof(*f->cores));
+	for (int i = 0; i < n_cores; i++) {
+		struct ll_core *c = &f->cores[f->n_cores++];
+
+		o = hwloc_get_obj_by_type(topo, HWLOC_OBJ_CORE, (unsigned)i);
+		c->cpuset = bitmap_list(o->cpuset);
+		c->numa_node = -1;
+		if (o->nodeset && hwloc_bitmap_weight(o->nodeset) == 1)
+			c->numa_node = hwloc_bitmap_first(o->nodeset);
+	}
+}
+
+/* ---- GPUs and NVSwitches ---- */
+
+static bool is_nvswitch(hwloc_obj_t pci)
+{
+	if (pci->subtype && strcmp(pci->subtype, "NVSwitch") == 0)
+		return true;
+	return pci->attr->pcidev.vendor_id == 0x10de && pci->attr->pcidev.class_id == 0x0680;
+}
+
+/* Display (0x0300 VGA, 0x0302 3D, 0x0380 other) devices of the GPU vendors.
+ * Intel's 0x0300 VGA devices are integrated graphics on every server CPU and
+ * never train models; its data-center GPUs (Max, Flex) report 0x0380/0x0302. */
+static enum ll_gpu_vendor gpu_vendor(hwloc_obj_t pci)
+{
+	unsigned cls = pci->attr->pcidev.class_id;
+
+	if (cls != 0x0300 && cls != 0x0302 && cls != 0x0380)
+		return LL_GPU_VENDOR_OTHER;
+	switch (pci->attr->pcidev.vendor_id) {
+	case 0x10de:
+		return LL_GPU_VENDOR_NVIDIA;
+	case 0x1002:
+		return LL_GPU_VENDOR_AMD;
+	case 0x8086:
+		return cls == 0x0300 ? LL_GPU_VENDOR_OTHER : LL_GPU_VENDOR_INTEL;
+	default:
+		return LL_GPU_VENDOR_OTHER;
+	}
+}
+
+/* An info of the PCI object, else of its OS devices (nvml0, cuda0, opencl0d0). */
+static const char *gpu_info(hwloc_obj_t pci, const char *name)
+{
+	const char *v = hwloc_obj_get_info_by_name(pci, name);
+
+	for (hwloc_obj_t c = pci->io_first_child; c && !v; c = c->next_sibling)
+		v = hwloc_obj_get_info_by_name(c, name);
+	return v;
+}
+
+struct gpu_tmp {
+	hwloc_obj_t pci;
+	struct ll_gpu gpu;
+};
+
+static int gpu_tmp_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct gpu_tmp *)a)->gpu.busid, ((const struct gpu_tmp *)b)->gpu.busid);
+}
+
+static void gpu_facts(hwloc_topology_t topo, struct ll_facts *f, hwloc_obj_t **ret_objs)
+{
+	struct gpu_tmp *tmp = NULL;
+	size_t n = 0;
+
+	for (hwloc_obj_t o = hwloc_get_next_pcidev(topo, NULL); o; o = hwloc_get_next_pcidev(topo, o)) {
+		enum ll_gpu_vendor v;
+		struct gpu_tmp *t;
+		const char *s;
+
+		if (is_nvswitch(o)) {
+			f->n_nvswitches++;
+			continue;
+		}
+		v = gpu_vendor(o);
+		if (v == LL_GPU_VENDOR_OTHER)
+			continue;
+		t = ll_array_push(&tmp, &n, sizeof(*tmp));
+		t->pci = o;
+		t->gpu.busid = ll_facts_busid(o);
+		t->gpu.vendor = v;
+		t->gpu.vendor_id = o->attr->pcidev.vendor_id;
+		t->gpu.device_id = o->attr->pcidev.device_id;
+		s = gpu_info(o, LL_INFO_GPU_MODEL);
+		t->gpu.model = ll_strdup(s ? s : hwloc_obj_get_info_by_name(o, "PCIDevice"));
+		t->gpu.uuid = ll_strdup(gpu_info(o, LL_INFO_GPU_UUID));
+		t->gpu.numa_node = ll_facts_numa(topo, o);
+		t->gpu.cpuset = cpuset_of(topo, o);
+		t->gpu.nvlinks_active = (int)ll_facts_parse_long(gpu_info(o, LL_INFO_NVLINKS_ACTIVE), 10);
+		t->gpu.nvlinks_inactive = (int)ll_facts_parse_long(gpu_info(o, LL_INFO_NVLINKS_INACTIVE), 10);
+	}
+	if (n > 1)
+		qsort(tmp, n, sizeof(*tmp), gpu_tmp_cmp);
+	*ret_objs = n ? ll_calloc(n, sizeof(hwloc_obj_t)) : NULL;
+	f->gpus = n ? ll_calloc(n, sizeof(*f->gpus)) : NULL;
+	for (size_t i = 0; i < n; i++) {
+		(*ret_objs)[i] = tmp[i].pci;
+		f->gpus[i] = tmp[i].gpu;
+	}
+	f->n_gpus = n;
+	free(tmp);
+}
+
+static int gpu_index_of(hwloc_obj_t pci, hwloc_obj_t *gpu_objs, size_t n_gpus)
+{
+	for (size_t i = 0; pci && i < n_gpus; i++)
+		if (gpu_objs[i] == pci)
+			return (int)i;
+	return -1;
+}
+
+/* GPUs first (by index), then NVSwitches (by bus id), then CPUs: matrix order
+ * is hwloc's object order, which means nothing to a reader. */
+static int nvlink_cmp(const void *a, const void *b)
+{
+	const struct ll_nvlink *x = a, *y = b;
+
+	if (x->remote != y->remote)
+		return x->remote < y->remote ? -1 : 1;
+	if (x->remote_gpu != y->remote_gpu)
+		return x->remote_gpu < y->remote_gpu ? -1 : 1;
+	return strcmp(x->remote_busid ? x->remote_busid : "", y->remote_busid ? y->remote_busid : "");
+}
+
+/* The NVLinkBandwidth matrix names GPUs by their PCI object or by an OS device
+ * below it (hwloc's NVML backend uses nvmlN), NVSwitches by PCI object, and the
+ * CPU end by a package or machine. */
+static void nvlink_facts(hwloc_topology_t topo, struct ll_facts *f, hwloc_obj_t *gpu_objs)
+{
+	struct hwloc_distances_s *dist[4];
+	unsigned nr = LL_ARRAY_SIZE(dist);
+
+	if (f->n_gpus == 0 || hwloc_distances_get_by_name(topo, LL_DIST_NVLINK, &nr, dist, 0) < 0)
+		return;
+	for (unsigned d = 0; d < nr && d < LL_ARRAY_SIZE(dist); d++) {
+		struct hwloc_distances_s *m = dist[d];
+
+		for (unsigned i = 0; i < m->nbobjs; i++) {
+			hwloc_obj_t oi = m->objs[i];
+			hwloc_obj_t pi = oi && oi->type == HWLOC_OBJ_OS_DEVICE ? ll_facts_pci_parent(oi) : oi;
+			int gi = gpu_index_of(pi, gpu_objs, f->n_gpus);
+			struct ll_gpu *g;
+
+			if (gi < 0)
+				continue;
+			g = &f->gpus[gi];
+			for (unsigned j = 0; j < m->nbobjs; j++) {
+				hwloc_obj_t oj = m->objs[j];
+				hwloc_obj_t pj = oj && oj->type == HWLOC_OBJ_OS_DEVICE ? ll_facts_pci_parent(oj) : oj;
+				long bw = (long)m->values[i * m->nbobjs + j];
+				enum ll_nvlink_remote kind;
+				struct ll_nvlink *l = NULL;
+				int gj;
+
+				if (i == j || !oj || bw <= 0)
+					continue;
+				gj = gpu_index_of(pj, gpu_objs, f->n_gpus);
+				if (gj == gi)
+					continue;
+				if (gj >= 0)
+					kind = LL_NVLINK_REMOTE_GPU;
+				else if (pj && pj->type == HWLOC_OBJ_PCI_DEVICE && is_nvswitch(pj))
+					kind = LL_NVLINK_REMOTE_NVSWITCH;
+				else if (!hwloc_obj_type_is_io(oj->type))
+					kind = LL_NVLINK_REMOTE_CPU;
+				else
+					kind = LL_NVLINK_REMOTE_UNKNOWN;
+				/* Two OS devices of one GPU may both be in the matrix: one entry per remote end. */
+				_cleanup_free_ char *busid = pj && pj->type == HWLOC_OBJ_PCI_DEVICE ? ll_facts_busid(pj) : NULL;
+				for (size_t k = 0; k < g->n_nvlinks; k++)
+					if (g->nvlinks[k].remote == kind && g->nvlinks[k].remote_gpu == gj &&
+					    ll_streq(g->nvlinks[k].remote_busid, busid))
+						l = &g->nvlinks[k];
+				if (l) {
+					if (bw > l->bandwidth_mbps)
+						l->bandwidth_mbps = bw;
+					continue;
+				}
+				l = ll_array_push(&g->nvlinks, &g->n_nvlinks, sizeof(*l));
+				l->remote = kind;
+				l->remote_gpu = gj;
+				l->remote_busid = LL_TAKE(busid);
+				l->bandwidth_mbps = bw;
+			}
+		}
+		hwloc_distances_release(topo, m);
+	}
+	for (size_t i = 0; i < f->n_gpus; i++)
+		if (f->gpus[i].n_nvlinks > 1)
+			qsort(f->gpus[i].nvlinks, f->gpus[i].n_nvlinks, sizeof(struct ll_nvlink), nvlink_cmp);
+}
+
+/* ---- the whole ---- */
+
+int ll_probe_facts(hwloc_topology_t topo, const char *source, struct ll_facts **ret, struct ll_error *err)
+{
+	_cleanup_free_ hwloc_obj_t *gpu_objs = NULL, *rdma_objs = NULL;
+	struct ll_facts *f;
+	const char *gdr;
+
+	(void)err;
+	f = ll_calloc(1, sizeof(*f));
+	f->source = ll_strdup(source);
+	host_facts(topo, f);
+	gpu_facts(topo, f, &gpu_objs);
+	nvlink_facts(topo, f, gpu_objs);
+	ll_facts_rdma_extract(topo, f, &rdma_objs);
+	ll_facts_netifs_extract(topo, f);
+
+	gdr = hwloc_obj_get_info_by_name(hwloc_get_root_obj(topo), LL_INFO_GDR_MODULE);
+	if (!gdr) {
+		f->gdr_ready = LL_UNKNOWN;
+	} else if (strcmp(gdr, "none") == 0) {
+		f->gdr_ready = LL_NO;
+	} else {
+		f->gdr_ready = LL_YES;
+		f->gdr_module = ll_strdup(gdr);
+	}
+
+	if (f->n_gpus && f->n_rdma) {
+		f->gpu_nic = ll_calloc(f->n_gpus * f->n_rdma, sizeof(*f->gpu_nic));
+		for (size_t i = 0; i < f->n_gpus; i++)
+			for (size_t j = 0; j < f->n_rdma; j++)
+				f->gpu_nic[i * f->n_rdma + j] = ll_pci_path(gpu_objs[i], rdma_objs[j]);
+	}
+	*ret = f;
+	return 0;
+}

@@ -1,0 +1,55 @@
+/* Machine-level facts hwloc does not record (GPUDirect RDMA kernel module) or
+ * records only sometimes (host name, DMI product name). */
+#include <errno.h>
+#include <limits.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "annotate.h"
+#include "annotations.h"
+#include "sysfs.h"
+
+/* The peer-memory modules that let an RDMA NIC read GPU memory: nvidia_peermem
+ * (in the NVIDIA driver since 465) and its predecessor nv_peer_mem (Mellanox). */
+static const char *const gdr_modules[] = { "nvidia_peermem", "nv_peer_mem" };
+
+int ll_annotate_host(hwloc_topology_t topo, const char *fsroot, struct ll_error *err)
+{
+	hwloc_obj_t root = hwloc_get_root_obj(topo);
+	_cleanup_free_ char *moddir = ll_sysfs_path(fsroot, "/sys/module");
+
+	(void)err;
+	/* Without /sys/module (a gathered tree that did not copy it) nothing can
+	 * be said; with it, a missing module directory means not loaded. */
+	if (ll_sysfs_is_dir(moddir)) {
+		const char *found = "none";
+
+		for (size_t i = 0; i < LL_ARRAY_SIZE(gdr_modules); i++) {
+			_cleanup_free_ char *p = ll_asprintf("%s/%s", moddir, gdr_modules[i]);
+			if (ll_sysfs_is_dir(p)) {
+				found = gdr_modules[i];
+				break;
+			}
+		}
+		ll_obj_info_once(root, LL_INFO_GDR_MODULE, found);
+	}
+
+	if (!fsroot && !hwloc_obj_get_info_by_name(root, LL_INFO_HOSTNAME)) {
+		char name[HOST_NAME_MAX + 1];
+
+		if (gethostname(name, sizeof(name)) == 0) {
+			name[HOST_NAME_MAX] = '\0';
+			if (name[0])
+				hwloc_obj_add_info(root, LL_INFO_HOSTNAME, name);
+		}
+	}
+
+	if (!hwloc_obj_get_info_by_name(root, LL_INFO_DMI_PRODUCT)) {
+		_cleanup_free_ char *p = ll_sysfs_path(fsroot, "/sys/class/dmi/id/product_name");
+		_cleanup_free_ char *v = NULL;
+
+		if (ll_sysfs_read(p, &v) == 0)
+			hwloc_obj_add_info(root, LL_INFO_DMI_PRODUCT, v);
+	}
+	return 0;
+}

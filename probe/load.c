@@ -1,0 +1,420 @@
+/* Loading a topology: the live machine (hwloc + the annotators in annotate.h), a
+ * fake /sys under --fsroot, or a saved snapshot. Everything the probe learns is
+ * stored in the topology, so the facts come from ll_probe_facts() alone. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <hwloc.h>
+
+#include "llmlaunch/probe.h"
+#include "annotate.h"
+#include "annotations.h"
+
+/* Snapshots of real machines are at most a few MB; the cap only keeps a wrong
+ * path (a disk image, /dev/zero) from eating memory. */
+#define XML_MAX_SIZE (256u << 20)
+
+static void topo_destroyp(hwloc_topology_t *t)
+{
+	if (*t)
+		hwloc_topology_destroy(*t);
+}
+
+/* hwloc reads some settings only from the environment. Set them for one load and
+ * put the old values back, so they never reach the processes we launch later. */
+struct env_save {
+	const char *name;
+	char *old;
+	bool had;
+};
+
+static void env_push(struct env_save *s, const char *name, const char *value)
+{
+	const char *old = getenv(name);
+
+	s->name = name;
+	s->had = old != NULL;
+	s->old = ll_strdup(old);
+	setenv(name, value, 1);
+}
+
+static void env_pop(struct env_save *s)
+{
+	if (!s->name)
+		return;
+	if (s->had)
+		setenv(s->name, s->old, 1);
+	else
+		unsetenv(s->name);
+	free(s->old);
+	s->name = NULL;
+}
+
+/* hwloc dlopens every plugin it finds at the first init of a process: the gl
+ * one pulls in X11, libxml2 pulls in ICU, opencl and libpciaccess their own
+ * stacks. None of them adds a fact we use (hwloc's built-in XML parser and its
+ * Linux sysfs PCI discovery do the same work), and together they cost more
+ * than the whole replay, so keep them out. */
+static int topo_init(hwloc_topology_t *topo)
+{
+	static const char ours[] = "hwloc_gl,hwloc_opencl,hwloc_xml_libxml,hwloc_pci";
+	const char *user = getenv("HWLOC_PLUGINS_BLACKLIST");
+	_cleanup_free_ char *list = user && *user ? ll_asprintf("%s,%s", ours, user) : NULL;
+	struct env_save save = { 0 };
+	int r;
+
+	env_push(&save, "HWLOC_PLUGINS_BLACKLIST", list ? list : ours);
+	r = hwloc_topology_init(topo);
+	if (r < 0)
+		r = -errno;
+	env_pop(&save);
+	return r;
+}
+
+/* Major version of the hwloc XML format: 1 when <topology> has no version (1.x
+ * files), -1 when there is no <topology> element at all, 0 when the file ends
+ * inside that tag. */
+static int xml_format_major(const char *buf)
+{
+	const char *t = strstr(buf, "<topology");
+	const char *end, *v;
+
+	if (!t)
+		return -1;
+	end = strchr(t, '>');
+	if (!end)
+		return 0;
+	v = strstr(t, "version=\"");
+	if (!v || v > end)
+		return 1;
+	return atoi(v + strlen("version=\""));
+}
+
+/* Is buf well-formed XML (balanced elements, closed quotes, comments and
+ * declarations)? hwloc's built-in parser leaks its half-built tree on a
+ * truncated file, and truncation is the usual way a snapshot goes bad (a copy
+ * cut short, an excerpt pasted into an issue), so catch it before hwloc sees it. */
+static bool xml_well_formed(const char *buf)
+{
+	struct tag {
+		const char *name;
+		size_t len;
+	} *stack = NULL;
+	size_t depth = 0, roots = 0;
+	bool ok = false;
+	const char *p = buf;
+
+	for (;;) {
+		const char *lt = strchr(p, '<'), *e;
+
+		if (!lt) {
+			ok = depth == 0 && roots > 0;
+			break;
+		}
+		p = lt + 1;
+		if (*p == '?') {
+			e = strstr(p, "?>");
+			if (!e)
+				break;
+			p = e + 2;
+		} else if (strncmp(p, "!--", 3) == 0) {
+			e = strstr(p + 3, "-->");
+			if (!e)
+				break;
+			p = e + 3;
+		} else if (*p == '!') {
+			const char *br = strchr(p, '['), *gt = strchr(p, '>');
+
+			if (!gt)
+				break;
+			if (br && br < gt) {
+				e = strstr(br, "]>");
+				if (!e)
+					break;
+				gt = e + 1;
+			}
+			p = gt + 1;
+		} else if (*p == '/') {
+			size_t len = strcspn(p + 1, " \t\r\n>");
+
+			if (depth == 0 || p[1 + len] == '\0' || stack[depth - 1].len != len ||
+			    strncmp(stack[depth - 1].name, p + 1, len) != 0)
+				break;
+			e = strchr(p + 1 + len, '>');
+			if (!e)
+				break;
+			depth--;
+			p = e + 1;
+		} else {
+			const char *name = p;
+			size_t len = strcspn(p, " \t\r\n/>");
+			char quote = 0;
+
+			if (len == 0)
+				break;
+			for (p += len; *p && (quote || *p != '>'); p++)
+				if (quote && *p == quote)
+					quote = 0;
+				else if (!quote && (*p == '"' || *p == '\''))
+					quote = *p;
+			if (!*p)
+				break;
+			if (p[-1] != '/') {
+				struct tag *t = ll_array_push(&stack, &depth, sizeof(*t));
+
+				t->name = name;
+				t->len = len;
+			}
+			if (depth <= 1)
+				roots++;
+			p++;
+		}
+	}
+	free(stack);
+	return ok;
+}
+
+static int load_xml(const char *path, hwloc_topology_t *ret, struct ll_error *err)
+{
+	_cleanup_(topo_destroyp) hwloc_topology_t topo = NULL;
+	_cleanup_free_ char *buf = NULL;
+	const char *p;
+	int r, major;
+
+	r = ll_read_file(path, XML_MAX_SIZE, &buf);
+	if (r == -EFBIG)
+		return ll_error_set(err, r, "cannot load '%s': larger than %u MB, not a topology snapshot", path,
+				    XML_MAX_SIZE >> 20);
+	if (r == -EBADMSG) /* NUL bytes */
+		return ll_error_set(err, -EINVAL, "cannot load '%s': not an XML file (binary data)", path);
+	if (r < 0)
+		return ll_error_set(err, r, "cannot open '%s': %s", path, strerror(-r));
+	for (p = buf; *p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'; p++)
+		;
+	if (*p == '\0')
+		return ll_error_set(err, -EINVAL, "cannot load '%s': the file is empty", path);
+	if (*p != '<')
+		return ll_error_set(err, -EINVAL, "cannot load '%s': not an XML file", path);
+	major = xml_format_major(p);
+	if (major < 0) {
+		/* One line on purpose: scripts read the first stderr line. */
+		if (strstr(p, "<system"))
+			return ll_error_set(err, -EINVAL,
+					    "cannot load '%s': an NCCL topology file, not an hwloc topology "
+					    "(give one from 'llmlaunch probe --save' or 'lstopo --of xml')", path);
+		return ll_error_set(err, -EINVAL, "cannot load '%s': not an hwloc topology (no <topology> element)",
+				    path);
+	}
+	if (major == 0)
+		return ll_error_set(err, -EINVAL, "cannot load '%s': invalid or truncated hwloc XML", path);
+	if (major > 2) {
+		return ll_error_set(err, -EPROTONOSUPPORT,
+				    "cannot load '%s': hwloc %d.x XML format, this build reads hwloc 1.x and 2.x files "
+				    "(export it with hwloc 2's lstopo)", path, major);
+	}
+
+	if (!xml_well_formed(p))
+		return ll_error_set(err, -EINVAL, "cannot load '%s': invalid or truncated hwloc XML", path);
+
+	r = topo_init(&topo);
+	if (r < 0)
+		return ll_error_set(err, r, "cannot initialize hwloc: %s", strerror(-r));
+	/* Keep every object the file has: filters apply to XML imports too, and a
+	 * snapshot saved with our live filters must come back unchanged. */
+	hwloc_topology_set_io_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_ALL);
+	hwloc_topology_set_type_filter(topo, HWLOC_OBJ_MISC, HWLOC_TYPE_FILTER_KEEP_ALL);
+	if (hwloc_topology_set_xmlbuffer(topo, buf, (int)strlen(buf) + 1) < 0 || hwloc_topology_load(topo) < 0)
+		return ll_error_set(err, -EINVAL, "cannot load '%s': invalid or truncated hwloc XML", path);
+	*ret = LL_TAKE(topo);
+	return 0;
+}
+
+/* hwloc fills these from uname() of the machine it runs on, even under
+ * HWLOC_FSROOT; there they would describe the wrong machine. hwloc 2 has no call
+ * to remove an info, so edit the array (its strings are hwloc's malloc'ed ones). */
+static void drop_uname_infos(hwloc_obj_t root)
+{
+	static const char *const names[] = { "HostName", "OSName", "OSRelease", "OSVersion", "Architecture" };
+	unsigned j = 0;
+
+	for (unsigned i = 0; i < root->infos_count; i++) {
+		bool drop = false;
+
+		for (size_t k = 0; k < LL_ARRAY_SIZE(names); k++)
+			drop |= strcmp(root->infos[i].name, names[k]) == 0;
+		if (drop) {
+			free(root->infos[i].name);
+			free(root->infos[i].value);
+		} else {
+			root->infos[j++] = root->infos[i];
+		}
+	}
+	root->infos_count = j;
+}
+
+static int annotate(hwloc_topology_t topo, const struct ll_probe_options *opts, struct ll_error *err)
+{
+	const char *lib = opts->nvml_library;
+	int r;
+
+	r = ll_annotate_host(topo, opts->fsroot, err);
+	if (r < 0)
+		return r;
+	r = ll_annotate_rdma(topo, opts->fsroot, err);
+	if (r < 0)
+		return r;
+	r = ll_annotate_netifs(topo, opts->fsroot, err);
+	if (r < 0)
+		return r;
+	if (opts->skip_nvml)
+		return 0;
+	if (!lib)
+		lib = getenv("LLMLAUNCH_NVML_LIBRARY");
+	/* Under --fsroot the machine is someone else's: this host's NVML would
+	 * describe the wrong GPUs. Only a library named on purpose is used there. */
+	if (!lib && opts->fsroot)
+		return 0;
+	return ll_annotate_nvml(topo, lib ? lib : "libnvidia-ml.so.1", err);
+}
+
+static int load_live(const struct ll_probe_options *opts, hwloc_topology_t *ret, struct ll_error *err)
+{
+	_cleanup_(topo_destroyp) hwloc_topology_t topo = NULL;
+	struct env_save fsroot = { 0 }, virt = { 0 };
+	struct stat st;
+	int r;
+
+	if (opts->fsroot) {
+		if (stat(opts->fsroot, &st) < 0)
+			return ll_error_set(err, -errno, "cannot use fsroot '%s': %s", opts->fsroot, strerror(errno));
+		if (!S_ISDIR(st.st_mode))
+			return ll_error_set(err, -ENOTDIR, "cannot use fsroot '%s': not a directory", opts->fsroot);
+	}
+	r = topo_init(&topo);
+	if (r < 0)
+		return ll_error_set(err, r, "cannot initialize hwloc: %s", strerror(-r));
+	/* lstopo's default: devices that matter (GPUs, NICs, NVSwitches) and the
+	 * bridges above them, which the PCIe path classes need. */
+	hwloc_topology_set_io_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
+	/* NVSwitches are PCI devices of class 0680 ("other bridge") that the
+	 * important-only filter drops, and NVML's NVLink peers must be found after
+	 * the load (probe/nvml.c marks them subtype NVSwitch, as hwloc does). */
+	hwloc_topology_set_type_filter(topo, HWLOC_OBJ_PCI_DEVICE, HWLOC_TYPE_FILTER_KEEP_ALL);
+	/* The annotators add Misc stand-ins for devices hwloc makes no OS device
+	 * of (scif0, RDMA without PCI); hwloc refuses Misc objects by default. */
+	hwloc_topology_set_type_filter(topo, HWLOC_OBJ_MISC, HWLOC_TYPE_FILTER_KEEP_ALL);
+	/* hwloc's Linux backend reads PCI from sysfs by itself; the libpciaccess
+	 * plugin would ignore --fsroot (it always reads the real /sys) and leaks
+	 * its device list on every load. */
+	hwloc_topology_set_components(topo, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "pci");
+	if (opts->fsroot) {
+		/* Without this the real CPU's cpuid data leaks into the fake tree. */
+		hwloc_topology_set_components(topo, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "x86");
+		hwloc_topology_set_components(topo, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "opencl");
+		hwloc_topology_set_components(topo, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "gl");
+		env_push(&fsroot, "HWLOC_FSROOT", opts->fsroot);
+	}
+	/* lo, docker0, veth*, bridges: NCCL_SOCKET_IFNAME decisions need them. */
+	env_push(&virt, "HWLOC_VIRTUAL_LINUX_OSDEV", "1");
+	r = hwloc_topology_load(topo);
+	if (r < 0)
+		r = -errno;
+	env_pop(&virt);
+	env_pop(&fsroot);
+	if (r < 0) {
+		if (opts->fsroot)
+			return ll_error_set(err, r, "cannot load the topology under fsroot '%s': %s", opts->fsroot,
+					    strerror(-r));
+		return ll_error_set(err, r, "cannot load this machine's topology: %s", strerror(-r));
+	}
+
+	if (opts->fsroot)
+		drop_uname_infos(hwloc_get_root_obj(topo));
+	r = annotate(topo, opts, err);
+	if (r < 0)
+		return r;
+	if (hwloc_obj_add_info(hwloc_get_root_obj(topo), LL_INFO_SNAPSHOT, "1") < 0)
+		return ll_error_set(err, -ENOMEM, "cannot annotate the topology: out of memory");
+	*ret = LL_TAKE(topo);
+	return 0;
+}
+
+int ll_probe_load(const struct ll_probe_options *opts, hwloc_topology_t *ret, struct ll_error *err)
+{
+	if (opts->topology_file)
+		return load_xml(opts->topology_file, ret, err);
+	return load_live(opts, ret, err);
+}
+
+int ll_probe(const struct ll_probe_options *opts, hwloc_topology_t *ret_topo, struct ll_facts **ret,
+	     struct ll_error *err)
+{
+	_cleanup_(topo_destroyp) hwloc_topology_t topo = NULL;
+	_cleanup_free_ char *source = NULL;
+	int r;
+
+	r = ll_probe_load(opts, &topo, err);
+	if (r < 0)
+		return r;
+	if (opts->topology_file)
+		source = ll_asprintf("snapshot:%s", opts->topology_file);
+	else if (opts->fsroot)
+		source = ll_asprintf("fsroot:%s", opts->fsroot);
+	else
+		source = ll_strdup("live");
+	r = ll_probe_facts(topo, source, ret, err);
+	if (r < 0)
+		return r;
+	if (ret_topo)
+		*ret_topo = LL_TAKE(topo);
+	return 0;
+}
+
+int ll_probe_save(hwloc_topology_t topo, const char *path, struct ll_error *err)
+{
+	_cleanup_free_ char *tmp = NULL;
+	char *xml = NULL;
+	int len, fd, r = 0;
+	ssize_t n;
+
+	if (hwloc_topology_export_xmlbuffer(topo, &xml, &len, 0) < 0)
+		return ll_error_set(err, -EIO, "cannot save '%s': hwloc could not export the topology", path);
+	/* Write next to the target and rename, so an interrupted save never leaves
+	 * a truncated snapshot that later fails to replay. */
+	tmp = ll_asprintf("%s.tmpXXXXXX", path);
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0) {
+		r = -errno;
+		hwloc_free_xmlbuffer(topo, xml);
+		return ll_error_set(err, r, "cannot save '%s': %s", path, strerror(-r));
+	}
+	/* len counts the terminating NUL, which does not belong in the file. */
+	for (size_t off = 0, total = len > 0 ? (size_t)len - 1 : 0; off < total; off += (size_t)n) {
+		n = write(fd, xml + off, total - off);
+		if (n < 0) {
+			if (errno == EINTR) {
+				n = 0;
+				continue;
+			}
+			r = -errno;
+			break;
+		}
+	}
+	hwloc_free_xmlbuffer(topo, xml);
+	if (r == 0 && fchmod(fd, 0644) < 0)
+		r = -errno;
+	if (close(fd) < 0 && r == 0)
+		r = -errno;
+	if (r == 0 && rename(tmp, path) < 0)
+		r = -errno;
+	if (r < 0) {
+		unlink(tmp);
+		return ll_error_set(err, r, "cannot save '%s': %s", path, strerror(-r));
+	}
+	return 0;
+}

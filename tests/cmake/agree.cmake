@@ -1,0 +1,13 @@
+# Agreement (issue 4): the agreement step alone as a program (integration tests and
+# bench/agree.sh drive it under srun and mpirun), and the bare PMIx fence it is
+# measured against.
+add_executable(ll-agree-tool ${CMAKE_SOURCE_DIR}/tests/tools/agree-tool.c)
+target_link_libraries(ll-agree-tool PRIVATE llmlaunch_core)
+add_executable(pmix-fence ${CMAKE_SOURCE_DIR}/bench/pmix-fence.c)
+target_link_libraries(pmix-fence PRIVATE PkgConfig::PMIX)
+
+list(APPEND LL_TEST_ENV
+  "LL_AGREE_TOOL=$<TARGET_FILE:ll-agree-tool>"
+  "LL_PMIX_FENCE=$<TARGET_FILE:pmix-fence>")
+add_executable(agree-logic ${CMAKE_SOURCE_DIR}/bench/agree-logic.c)
+target_link_libraries(agree-logic PRIVATE llmlaunch_core)

@@ -1,0 +1,80 @@
+# --dry-run prints the exact torchrun command and the environment it adds, and runs
+# nothing. Checked against `explain --json` of the same node, on this machine and on
+# a real two-NUMA-node GPU server's topology (DGX-2, from ../shared/realdata).
+. "$(dirname "$0")/launch-common.bash"
+require_jq
+SELF=$(readlink -f "$LLMLAUNCH")
+
+# check_against_plan DRYRUN_JSON PLAN_JSON: env added == planned exports that differ
+# from ours, placement == the plan's ranks.
+check_against_plan() {
+	local dry=$1 plan=$2 expected_env got_env placement name
+	expected_env=$(jq -r '.settings[] | select(.exported and .value != null) | "\(.name)=\(.value)"' "$plan" |
+		while IFS= read -r kv; do
+			name=${kv%%=*}
+			[ "${!name-<unset>}" = "${kv#*=}" ] && continue
+			printf '%s\n' "$kv"
+		done | sort)
+	placement=$(jq -r '[.ranks[] | select(.cpuset != null or (.numa_node != null and .numa_node >= 0)) |
+		"\(.local_rank)" + (if .cpuset then ":cpus=\(.cpuset)" else "" end) +
+		(if .numa_node != null and .numa_node >= 0 then ":mem=\(.numa_node)" else "" end)] | join(";")' "$plan")
+	got_env=$(jq -r '.env | to_entries[] | select(.key != "LLMLAUNCH_PLACEMENT" and .key != "LLMLAUNCH_STATUS_DIR") | "\(.key)=\(.value)"' "$dry" | sort)
+	assert_eq "environment added" "$expected_env" "$got_env"
+	assert_eq "placement" "$placement" "$(jq -r '.env.LLMLAUNCH_PLACEMENT // ""' "$dry")"
+	assert_eq "placement field" "$placement" "$(jq -r '.placement // ""' "$dry")"
+}
+
+# --- this machine, torchrun options with dashes, script arguments left alone -----
+"$LLMLAUNCH" --dry-run --json --python /bin/false --nproc-per-node 2 --master-port 1234 \
+	--max-restarts 2 -r 1 "$EXAMPLE" --nproc-per-node 9 -m x >"$WORK/dry.json" 2>"$WORK/err" ||
+	{ cat "$WORK/err" >&2; fail "dry run failed"; }
+"$LLMLAUNCH" explain --json --nproc-per-node 2 >"$WORK/plan.json"
+logdir=$(jq -r '.argv as $a | ($a | index("--log_dir")) as $i | $a[$i + 1]' "$WORK/dry.json")
+[[ "$logdir" =~ ^"$TMPDIR"/llmlaunch-[0-9]+$ ]] || fail "log dir '$logdir' is not a per-job directory in TMPDIR"
+expected=$(jq -cn --arg self "$SELF" --arg ex "$EXAMPLE" --arg log "$logdir" '["/bin/false", "-m",
+	"torch.distributed.run", "--nnodes", "1", "--node_rank", "0", "--master_addr", "127.0.0.1",
+	"--tee", "2:0", "--log_dir", $log, "--nproc_per_node", "2", "--master_port", "1234",
+	"--max_restarts", "2", "--redirects", "1", "--no_python", $self, "__worker", "--",
+	"/bin/false", "-u", $ex, "--nproc-per-node", "9", "-m", "x"]')
+assert_eq "argv" "$expected" "$(jq -c .argv "$WORK/dry.json")"
+assert_eq "nproc_per_node" 2 "$(jq -r .nproc_per_node "$WORK/dry.json")"
+assert_eq "status dir" "$logdir/status" "$(jq -r .env.LLMLAUNCH_STATUS_DIR "$WORK/dry.json")"
+check_against_plan "$WORK/dry.json" "$WORK/plan.json"
+
+# --- the text form is a sh script: its exports survive the round trip through bash --
+value=$'two words, a \'quote\', $HOME, back\\slash and \xc3\xa9'
+"$LLMLAUNCH" --dry-run --python /bin/false --set "LLMLAUNCH_TEST_VALUE=$value" "$EXAMPLE" >"$WORK/dry.sh"
+grep -q '^export LLMLAUNCH_PLACEMENT=' "$WORK/dry.sh" || fail "no LLMLAUNCH_PLACEMENT export in the text form"
+tail -n 1 "$WORK/dry.sh" | grep -q '^/bin/false -m torch.distributed.run ' || fail "last line is not the command"
+got=$(bash -c "$(grep '^export ' "$WORK/dry.sh"); printf '%s' \"\$LLMLAUNCH_TEST_VALUE\"")
+assert_eq "value through sh quoting" "$value" "$got"
+
+# --- --bind none: no placement --------------------------------------------------------
+"$LLMLAUNCH" --dry-run --json --python /bin/false --bind none -m pkg.train a b >"$WORK/none.json"
+assert_eq "unbound tail" '["/bin/false","-u","-m","pkg.train","a","b"]' "$(jq -c '.argv[-6:]' "$WORK/none.json")"
+assert_eq "unbound placement" null "$(jq -c '.env.LLMLAUNCH_PLACEMENT' "$WORK/none.json")"
+# Unbound workers still start through __worker, which records their exit status.
+assert_eq "unbound worker entry" true "$(jq '.argv | index("__worker") != null' "$WORK/none.json")"
+
+# --- a variable already in the environment is not "added" -------------------------
+OMP_NUM_THREADS=$(jq -r '.settings[] | select(.name == "OMP_NUM_THREADS") | .value' "$WORK/plan.json") \
+	"$LLMLAUNCH" --dry-run --json --python /bin/false --nproc-per-node 2 "$EXAMPLE" >"$WORK/inh.json"
+assert_eq "inherited OMP_NUM_THREADS" null "$(jq -c '.env.OMP_NUM_THREADS' "$WORK/inh.json")"
+
+# --- a two-NUMA-node GPU server, from its topology ----------------------------------
+DGX="${LL_REALDATA:-}/hwloc_xml/hwloc-v2x-nvidiaDGX2.xml"
+if [ -r "$DGX" ]; then
+	"$LLMLAUNCH" --dry-run --json --python /bin/false --topology "$DGX" "$EXAMPLE" >"$WORK/dgx.json" 2>"$WORK/err"
+	"$LLMLAUNCH" explain --json --topology "$DGX" >"$WORK/dgx-plan.json" 2>/dev/null
+	ngpu=$(jq '[.ranks[] | select(.gpu != null)] | length' "$WORK/dgx-plan.json")
+	assert_eq "DGX-2 ranks" 16 "$ngpu"
+	assert_eq "DGX-2 nproc" 16 "$(jq -r '.argv as $a | $a[($a | index("--nproc_per_node")) + 1]' "$WORK/dgx.json")"
+	assert_eq "DGX-2 NUMA nodes used" '[0,1]' "$(jq -c '[.ranks[].numa_node] | unique' "$WORK/dgx-plan.json")"
+	assert_eq "DGX-2 GPU order" PCI_BUS_ID "$(jq -r .env.CUDA_DEVICE_ORDER "$WORK/dgx.json")"
+	check_against_plan "$WORK/dgx.json" "$WORK/dgx-plan.json"
+else
+	echo "note: $DGX not found, two-NUMA-node case not run" >&2
+fi
+
+assert_tmp_clean
+echo "ok: dry run argv, environment and placement match the plan"

@@ -1,0 +1,109 @@
+# `llmlaunch logs` on the fixtures this project wrote (each line shape and prefix
+# style) and on every real log: exact text, JSON fields and exit status.
+set -euo pipefail
+: "${LLMLAUNCH:?}" "${LL_FIXTURES:?}"
+FX=$LL_FIXTURES/nccl
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# run EXPECTED_STATUS ARGS... : stdout in $WORK/out, stderr in $WORK/err
+run() {
+	local want=$1 rc=0
+	shift
+	"$LLMLAUNCH" logs "$@" >"$WORK/out" 2>"$WORK/err" || rc=$?
+	[ "$rc" = "$want" ] || { cat "$WORK/out" "$WORK/err" >&2; fail "logs $* exited $rc, want $want"; }
+}
+# json FILTER: one value from $WORK/out, as Python's json prints it
+json() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(json.dumps(eval(sys.argv[2])))' "$WORK/out" "$1"; }
+want_json() { local got; got=$(json "$1"); [ "$got" = "$2" ] || fail "$3: $1 = $got, want $2"; }
+
+# --- text output, exactly -------------------------------------------------------
+cd "$FX"
+run 0 job-ib-gdr
+diff -u job-ib-gdr.expected "$WORK/out" || fail "text output of job-ib-gdr"
+run 1 mpirun-roce-one-node-sockets.log
+diff -u mpirun-roce-one-node-sockets.expected "$WORK/out" || fail "text output of mpirun-roce-one-node-sockets.log"
+
+# --- JSON ---------------------------------------------------------------------------
+run 0 --json job-ib-gdr
+want_json 'd["transport"]' '"IB"' job-ib-gdr
+want_json 'd["gdr"]' 'true' job-ib-gdr
+want_json 'd["fallback"]' 'false' job-ib-gdr
+want_json 'd["warnings"]' '[]' job-ib-gdr
+want_json '[h["host"] for h in d["hosts"]]' '["gpu01", "gpu02"]' job-ib-gdr
+want_json '[r["rank"] for r in d["hosts"][1]["ranks"]]' '[2, 3]' job-ib-gdr
+want_json 'd["hosts"][0]["devices"]' '["mlx5_0", "mlx5_1", "mlx5_2", "mlx5_3"]' job-ib-gdr
+want_json 'd["hosts"][0]["ranks"][0]["gdr_channels"]' '2' job-ib-gdr
+
+run 1 --json mpirun-roce-one-node-sockets.log
+want_json 'd["transport"]' '"Socket"' mpirun
+want_json 'd["gdr"]' 'false' mpirun
+want_json 'd["fallback"]' 'true' mpirun
+want_json '[(w["line"], w["class"], w["host"], w["pid"]) for w in d["warnings"]]' '[[11, "socket", "gpu02", 402]]' mpirun
+want_json '[h["transport"] for h in d["hosts"]]' '["RoCE", "Socket"]' mpirun
+want_json '[h["ranks"][0]["rank"] for h in d["hosts"]]' '[0, 1]' mpirun
+
+run 0 --json timestamps-wrapped.log
+want_json '(d["transport"], d["plugin"], d["gdr"])' '["IB", "IBext_v8", true]' timestamps
+want_json 'len(d["hosts"][0]["devices"])' '8' timestamps
+want_json 'd["nccl_version"]' '"2.23.4+cuda12.6"' timestamps
+
+run 1 --json torchrun-tee
+want_json '(d["transport"], d["fallback"], d["fallback_reason"])' \
+	'["Socket", true, "NCCL_IB_DISABLE=1 although an RDMA stack is present"]' torchrun-tee
+want_json '[w["file"].split("/nccl/")[-1] for w in d["warnings"]]' '["torchrun-tee/attempt_0/1/stderr.log"]' torchrun-tee
+want_json 'd["files"]' '2' torchrun-tee
+# Expecting sockets turns the same run into a clean one, apart from the socket error.
+run 1 --json --expect-net socket torchrun-tee
+want_json '(d["fallback"], d["error"], d["expected"])' '[false, true, "socket"]' torchrun-tee-socket
+
+# --- usage and unreadable input -------------------------------------------------------
+run 0 --help
+grep -q 'Example:' "$WORK/out" || fail "--help has no example"
+run 2
+grep -q 'no log given' "$WORK/err" || fail "no message without a path"
+run 2 --expect-net ethernet job-ib-gdr
+run 2 --bogus job-ib-gdr
+run 2 job-ib-gdr "$WORK/does-not-exist"
+grep -q "cannot read '$WORK/does-not-exist': No such file or directory" "$WORK/err" || fail "unreadable input message"
+run 2 --on-fallback stop job-ib-gdr
+printf 'plain text, no NCCL here\n' >"$WORK/empty.log"
+run 0 "$WORK/empty.log"
+grep -q 'no NCCL lines found' "$WORK/out" || fail "nothing-found message"
+
+# --- every real log: exit status and the three headline fields -----------------------
+if [ -n "${LL_REALDATA:-}" ] && [ -d "$LL_REALDATA/nccl_logs" ]; then
+	# file  exit  transport  gdr  fallback
+	while read -r f rc t g fb; do
+		run "$rc" --json "$LL_REALDATA/nccl_logs/$f"
+		want_json '[d["transport"], d["gdr"], d["fallback"]]' "[\"$t\", $g, $fb]" "$f"
+	done <<-'TABLE'
+	ib-09-nccl1357-h100-ib-sharp-ibext.log 0 IB null false
+	ib-21-nccl707-a100-9xmlx5-ib-and-roce.log 0 IB null false
+	roce-11-nccltests185-dgxh100-roce.log 0 RoCE null false
+	roce-19-nccltests227-l40-irdma-roce-ibext.log 0 RoCE null false
+	socket-01-nccl226-aws-no-ib-device-ens3.log 1 Socket false true
+	socket-02b-nccl952-socket-channels-socketProgress-warn.log 1 Socket false false
+	socket-03-oneflow9115-openibd-stopped-eno1-veth.log 1 Socket false true
+	socket-05-horovod3658-mpirun-prefixed-net-socket-channels.log 0 Socket false false
+	socket-06-nccl1232-rank-prefixed-net-socket.log 0 Socket false false
+	socket-22-nccltests100-hgxa100-no-libibverbs-socket-over-ipoib.log 1 Socket false true
+	socket-24-vlmevalkit975-ib-disabled-env-docker-eth0.log 1 Socket false true
+	socket-26-nccl676-dgxa100-forced-NCCL_NET-Socket.log 0 Socket false false
+	socket-27-pytorch22531-nccl2.4.2-no-libibverbs-ring-via-socket.log 1 Socket false true
+	warn-12-nccl1405-roce-completion-status12-vendor129.log 1 unknown null false
+	warn-13-nccl928-h100-ib-completion-error4-vendor81.log 1 unknown null false
+	warn-14-nccl562-a100-ibext-ibv-create-qp-failed.log 1 IB null false
+	warn-16-nccl380-a100-roce-ibv-create-cq-failed.log 1 RoCE false false
+	warn-17-nccl799-roce-ibv-modify-qp-no-such-device.log 1 RoCE null false
+	TABLE
+	n=$(ls "$LL_REALDATA/nccl_logs" | wc -l)
+	[ "$n" = 18 ] || fail "$n real logs, the table has 18: add the new ones"
+	# The whole directory at once: 40 hosts, the weakest transport wins.
+	run 1 --json "$LL_REALDATA/nccl_logs"
+	want_json '[d["files"], d["transport"], d["fallback"], d["warnings_total"]]' '[18, "Socket", true, 16]' all
+else
+	echo "LL_REALDATA/nccl_logs not present: real logs skipped (fixtures checked)" >&2
+fi
+echo "ok: logs CLI"

@@ -1,0 +1,70 @@
+#!/bin/bash
+# Bad snapshots and roots: exactly one line on stderr, nothing on stdout, exit 1,
+# never a crash or a sanitizer report. Usage errors exit 2.
+set -u
+: "${LLMLAUNCH:?}" "${LL_REALDATA:?}"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+
+# $1 expected exit status, $2 text the one stderr line must contain, then probe args.
+expect() {
+	local want=$1 text=$2; shift 2
+	"$LLMLAUNCH" probe "$@" >"$tmp/out" 2>"$tmp/err"
+	local rc=$? lines
+	lines=$(wc -l <"$tmp/err")
+	if [ "$rc" != "$want" ] || [ "$lines" != 1 ] || [ -s "$tmp/out" ] || ! grep -qF -- "$text" "$tmp/err"; then
+		echo "FAIL probe $*: rc=$rc (want $want), $lines stderr line(s), stdout $(wc -c <"$tmp/out") bytes:"
+		head -5 "$tmp/err"
+		fail=1
+	else
+		echo "ok   probe $*: $(cat "$tmp/err")"
+	fi
+}
+
+expect 1 "cannot open '$tmp/missing.xml': No such file or directory" --topology "$tmp/missing.xml"
+: >"$tmp/empty.xml"
+expect 1 "cannot load '$tmp/empty.xml': the file is empty" --topology "$tmp/empty.xml"
+printf '\n  \n' >"$tmp/blank.xml"
+expect 1 "the file is empty" --topology "$tmp/blank.xml"
+echo 'hello, this is not XML' >"$tmp/text.xml"
+expect 1 "cannot load '$tmp/text.xml': not an XML file" --topology "$tmp/text.xml"
+printf '\0\1\2binary' >"$tmp/binary.xml"
+expect 1 "not an XML file (binary data)" --topology "$tmp/binary.xml"
+printf '<?xml version="1.0"?>\n<html><body/></html>\n' >"$tmp/html.xml"
+expect 1 "not an hwloc topology" --topology "$tmp/html.xml"
+expect 1 "cannot open '$tmp': Is a directory" --topology "$tmp"
+expect 1 "cannot use fsroot '$tmp/nowhere'" --fsroot "$tmp/nowhere"
+expect 1 "not a directory" --fsroot "$tmp/empty.xml"
+expect 2 "unknown option" --bogus
+expect 2 "exclude each other" --topology "$tmp/empty.xml" --fsroot "$tmp"
+expect 2 "unexpected argument 'extra'" extra
+
+if [ -d "$LL_REALDATA/nccl_topo" ]; then
+	for f in "$LL_REALDATA"/nccl_topo/*.partial.xml "$LL_REALDATA"/nccl_topo/*.fragment.xml \
+		 "$LL_REALDATA"/nccl_topo/azhpc-ndv4-topo.xml; do
+		[ -f "$f" ] && expect 1 "cannot load '$f'" --topology "$f"
+	done
+fi
+if [ -d "$LL_REALDATA/hwloc_xml" ]; then
+	expect 1 "hwloc 3.x XML format" --topology "$LL_REALDATA/hwloc_xml/hwloc-nvidiaDGX2.xml"
+	# Real hwloc files cut short at several points, inside tags and between them.
+	src="$LL_REALDATA/hwloc_xml/psmgmt/topo.jrc0323.xml"
+	size=$(wc -c <"$src")
+	for n in 100 1000 4000 12345 30001 60000 $((size - 20)) $((size - 2)); do
+		head -c "$n" "$src" >"$tmp/cut$n.xml"
+		expect 1 "cannot load '$tmp/cut$n.xml': invalid or truncated hwloc XML" --topology "$tmp/cut$n.xml"
+	done
+	# A snapshot with a garbage object inside.
+	sed 's/<object type="Package"/<object type="Bogus"/' "$src" >"$tmp/garbage.xml"
+	expect 1 "cannot load '$tmp/garbage.xml'" --topology "$tmp/garbage.xml"
+else
+	echo "note: $LL_REALDATA absent, real truncated files not checked" >&2
+fi
+
+# --save into a directory that does not exist: the probe works, the save fails.
+if [ -d "$LL_REALDATA/hwloc_xml" ]; then
+	expect 1 "cannot save '$tmp/no/such/dir.xml'" --topology "$LL_REALDATA/hwloc_xml/psmgmt/topo.jrc0323.xml" \
+		--save "$tmp/no/such/dir.xml"
+fi
+exit $fail

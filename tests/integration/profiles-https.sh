@@ -1,0 +1,170 @@
+# Profiles over HTTPS against a real TLS server on 127.0.0.1 with a certificate made
+# here: 200, 304 revalidation, 404, a stall (timeout), oversize bodies, a redirect to
+# http (refused), sha256 pins, the offline fallback to the cache, and what a remote
+# profile may not do.
+set -u
+
+for tool in python3 openssl; do
+	if ! command -v $tool >/dev/null; then
+		echo "skip: $tool not installed" >&2
+		exit 77
+	fi
+done
+
+tmp=$(mktemp -d)
+server_pid=
+cleanup() {
+	[ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+failures=0
+fail() {
+	echo "FAIL: $*" >&2
+	failures=$((failures + 1))
+}
+
+# run NAME EXPECTED_STATUS CMD...: output in $tmp/out, stderr in $tmp/err
+run() {
+	local name=$1 want=$2
+	shift 2
+	"$@" >"$tmp/out" 2>"$tmp/err"
+	local got=$?
+	if [ "$got" != "$want" ]; then
+		fail "$name: exit $got, expected $want"
+		sed 's/^/  stderr: /' "$tmp/err" >&2
+	fi
+}
+has() { # has NAME FILE TEXT
+	grep -qF -- "$3" "$2" || { fail "$1: '$3' not in $(basename "$2"):"; sed 's/^/  | /' "$2" >&2; }
+}
+
+mkdir -p "$tmp/www"
+openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 \
+	-addext subjectAltName=IP:127.0.0.1 -keyout "$tmp/key.pem" -out "$tmp/cert.pem" 2>/dev/null ||
+	{ echo "cannot make a certificate with openssl" >&2; exit 1; }
+
+cat >"$tmp/www/ok.yaml" <<'EOF'
+name: remote
+description: served over https
+env:
+  NCCL_IB_TC: "106"
+EOF
+printf 'env:\n  LD_PRELOAD: /tmp/evil.so\n' >"$tmp/www/preload.yaml"
+printf 'python: /tmp/evil-python\n' >"$tmp/www/python.yaml"
+printf 'extends: /etc/passwd.yaml\n' >"$tmp/www/local.yaml"
+printf 'extends: network-only\nenv:\n  FROM_URL: "1"\n' >"$tmp/www/chain.yaml"
+
+python3 "$LL_SRCDIR/tests/tools/profile-server.py" "$tmp/cert.pem" "$tmp/key.pem" "$tmp/www" \
+	"$tmp/port" "$tmp/log" &
+server_pid=$!
+for _ in $(seq 100); do
+	[ -s "$tmp/port" ] && break
+	sleep 0.05
+done
+[ -s "$tmp/port" ] || { echo "the test server did not start" >&2; exit 1; }
+port=$(cat "$tmp/port")
+base="https://127.0.0.1:$port"
+
+export XDG_CACHE_HOME="$tmp/cache"
+export LLMLAUNCH_PROFILE_PATH="$LL_SRCDIR/profiles"
+L="$LLMLAUNCH"
+CA=(--cacert "$tmp/cert.pem")
+
+# TLS verification is always on: without the CA the fetch fails and says what to do.
+run "untrusted" 1 "$L" profiles show "$base/ok.yaml"
+has "untrusted" "$tmp/err" "cannot fetch '$base/ok.yaml': "
+has "untrusted" "$tmp/err" "hint: TLS verification is always on: pass --cacert FILE to trust a private CA"
+
+# 200: the values, with the URL and line as their origin; cached afterwards.
+run "200" 0 "$L" profiles show "$base/ok.yaml" "${CA[@]}"
+has "200" "$tmp/out" "NCCL_IB_TC=106  [env]  $base/ok.yaml:4"
+[ "$(ls "$tmp/cache/llmlaunch" | wc -l)" = 2 ] || fail "200: expected a body and a metadata file in the cache"
+has "200" "$tmp/log" "GET /ok.yaml 200"
+
+# 304: the second fetch revalidates with the ETag and uses the cached body.
+run "304" 0 "$L" profiles show "$base/ok.yaml" "${CA[@]}"
+has "304" "$tmp/out" "NCCL_IB_TC=106"
+has "304" "$tmp/log" "GET /ok.yaml 304"
+
+# A changed file is fetched again (the ETag no longer matches).
+sed -i 's/"106"/"41"/' "$tmp/www/ok.yaml"
+run "changed" 0 "$L" profiles show "$base/ok.yaml" "${CA[@]}"
+has "changed" "$tmp/out" "NCCL_IB_TC=41"
+
+# 404 is an error, not a reason to use some cache.
+run "404" 1 "$L" profiles show "$base/nope.yaml" "${CA[@]}"
+has "404" "$tmp/err" "llmlaunch: cannot fetch '$base/nope.yaml': HTTP 404 (not found)"
+
+# A server that accepts and then says nothing: the total timeout ends it.
+start=$(date +%s)
+LLMLAUNCH_FETCH_TIMEOUT=1 run "stall" 1 "$L" profiles show "$base/stall.yaml" "${CA[@]}"
+elapsed=$(($(date +%s) - start))
+has "stall" "$tmp/err" "llmlaunch: cannot fetch '$base/stall.yaml': timed out after 1000 ms"
+has "stall" "$tmp/err" "hint: no cached copy of this profile exists yet"
+[ "$elapsed" -le 5 ] || fail "stall: took ${elapsed}s with a 1 s timeout"
+
+# Oversize bodies, with and without a Content-Length.
+run "oversize" 1 "$L" profiles show "$base/big.yaml" "${CA[@]}"
+has "oversize" "$tmp/err" "llmlaunch: cannot fetch '$base/big.yaml': larger than the 1048576 byte limit for profiles"
+run "oversize-unsized" 1 "$L" profiles show "$base/big-unsized.yaml" "${CA[@]}"
+has "oversize-unsized" "$tmp/err" "larger than the 1048576 byte limit for profiles"
+
+# Redirects: to https is followed, to http is refused.
+run "redirect-https" 0 "$L" profiles show "$base/to-https.yaml" "${CA[@]}"
+has "redirect-https" "$tmp/out" "NCCL_IB_TC=41"
+run "redirect-http" 1 "$L" profiles show "$base/to-http.yaml" "${CA[@]}"
+has "redirect-http" "$tmp/err" "llmlaunch: refusing redirect to 'http://127.0.0.1:$port/ok.yaml': redirects must stay on https"
+
+# Plain http beyond loopback is refused before any connection.
+run "plain-http" 1 "$L" profiles show "http://192.0.2.1/p.yaml"
+has "plain-http" "$tmp/err" "llmlaunch: refusing plain http for 'http://192.0.2.1/p.yaml': only loopback may use http"
+
+# Pins: a wrong sha256 stops; the right one works.
+good=$(sha256sum "$tmp/www/ok.yaml" | cut -d' ' -f1)
+bad=0000000000000000000000000000000000000000000000000000000000000000
+run "pin-mismatch" 1 "$L" profiles show "$base/ok.yaml#sha256=$bad" "${CA[@]}"
+has "pin-mismatch" "$tmp/err" "llmlaunch: '$base/ok.yaml' does not match its pin: sha256 is $good, expected $bad"
+run "pin-ok" 0 "$L" profiles show "$base/ok.yaml#sha256=$good" "${CA[@]}"
+has "pin-ok" "$tmp/out" "NCCL_IB_TC=41"
+run "pin-bad-syntax" 1 "$L" profiles show "$base/ok.yaml#sha256=abc" "${CA[@]}"
+has "pin-bad-syntax" "$tmp/err" "sha256 pin must be 64 hexadecimal digits"
+
+# A remote profile may not choose code, nor reach into local files; it may extend names.
+run "remote-preload" 1 "$L" profiles show "$base/preload.yaml" "${CA[@]}"
+has "remote-preload" "$tmp/err" "$base/preload.yaml:2:3: env.LD_PRELOAD: 'LD_PRELOAD' selects code the workers load"
+run "remote-preload-allowed" 0 "$L" profiles show "$base/preload.yaml" "${CA[@]}" --allow-loader-vars
+run "remote-python" 1 "$L" profiles show "$base/python.yaml" "${CA[@]}"
+has "remote-python" "$tmp/err" "a profile from the network may not choose the interpreter"
+run "remote-local-path" 1 "$L" profiles show "$base/local.yaml" "${CA[@]}"
+has "remote-local-path" "$tmp/err" "'/etc/passwd.yaml': a profile from the network may extend only names and URLs"
+run "remote-chain" 0 "$L" profiles show "$base/chain.yaml" "${CA[@]}"
+has "remote-chain" "$tmp/out" "NCCL_P2P_DISABLE=1"
+has "remote-chain" "$tmp/out" "FROM_URL=1  [env]  $base/chain.yaml:3"
+
+# The planner sees URL:LINE as the origin.
+run "explain" 0 "$L" explain --profile "$base/ok.yaml" "${CA[@]}"
+has "explain" "$tmp/out" "NCCL_IB_TC=41  [profile $base/ok.yaml:4]"
+
+# Offline: the server is gone; the cached copy is used with a warning saying its age.
+kill "$server_pid"
+wait "$server_pid" 2>/dev/null
+server_pid=
+run "offline" 0 "$L" profiles show "$base/ok.yaml" "${CA[@]}"
+has "offline" "$tmp/out" "NCCL_IB_TC=41"
+has "offline" "$tmp/err" "llmlaunch: warning: using the cached copy of '$base/ok.yaml' from "
+has "offline" "$tmp/err" " seconds ago: "
+# A pinned copy in the cache needs no server at all (and no warning).
+run "offline-pinned" 0 "$L" profiles show "$base/ok.yaml#sha256=$good" "${CA[@]}"
+[ -s "$tmp/err" ] && fail "offline-pinned: unexpected stderr: $(cat "$tmp/err")"
+# No cache and no server: an error.
+run "offline-uncached" 1 "$L" profiles show "$base/never-fetched.yaml" "${CA[@]}"
+has "offline-uncached" "$tmp/err" "llmlaunch: cannot fetch '$base/never-fetched.yaml': "
+has "offline-uncached" "$tmp/err" "hint: no cached copy of this profile exists yet"
+
+if [ "$failures" -ne 0 ]; then
+	echo "$failures check(s) failed" >&2
+	exit 1
+fi
+echo "profiles-https: all checks passed"

@@ -1,0 +1,516 @@
+/* The pure agreement decision on synthetic clusters of 1 to 10,000 nodes: rank
+ * order (launcher order, leaf switches consecutive), subnet matching, master
+ * address, homogeneity verdicts, and how many full summaries it had to fetch. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+#include <arpa/inet.h>
+#include <sys/socket.h>
+#include <cmocka.h>
+
+#include "llmlaunch/agree.h"
+
+/* ---- building synthetic nodes ---- */
+
+struct cluster {
+	struct ll_agree_node *nodes;
+	struct ll_summary **sums;
+	size_t n;
+	size_t fetches;
+};
+
+static void add_port(struct ll_summary *s, const char *dev, enum ll_port_state st, enum ll_link_layer ll,
+		     double rate)
+{
+	struct ll_summary_port *p = ll_array_push(&s->ports, &s->n_ports, sizeof(*p));
+	p->device = ll_strdup(dev);
+	p->port = 1;
+	p->state = st;
+	p->link_layer = ll;
+	p->rate_gbps = rate;
+}
+
+static void add_if(struct ll_summary *s, const char *name, enum ll_summary_if_kind kind, const char *addr,
+		   unsigned prefix)
+{
+	struct ll_summary_if *f = ll_array_push(&s->ifs, &s->n_ifs, sizeof(*f));
+	f->name = ll_strdup(name);
+	f->kind = kind;
+	f->family = strchr(addr, ':') ? AF_INET6 : AF_INET;
+	f->addr = ll_strdup(addr);
+	f->prefixlen = prefix;
+}
+
+/* An 8-GPU node with 8 active InfiniBand HDR ports and an address 10.0.x.y/16 on eno1. */
+static struct ll_summary *dgx(size_t i)
+{
+	struct ll_summary *s = ll_calloc(1, sizeof(*s));
+	char addr[32];
+
+	s->host = ll_asprintf("gpu%05zu", i + 1);
+	s->n_gpus = 8;
+	s->gpu_model = ll_strdup("NVIDIA H100 80GB HBM3");
+	s->nproc_per_node = 8;
+	for (int k = 0; k < 8; k++) {
+		char dev[16];
+		snprintf(dev, sizeof(dev), "mlx5_%d", k);
+		add_port(s, dev, LL_PORT_ACTIVE, LL_LINK_LAYER_INFINIBAND, 200);
+	}
+	s->gid_index = -1;
+	s->gdr_ready = LL_YES;
+	s->net = ll_strdup("IB");
+	s->ib_hca = ll_strdup("=mlx5_0:1,mlx5_1:1,mlx5_2:1,mlx5_3:1,mlx5_4:1,mlx5_5:1,mlx5_6:1,mlx5_7:1");
+	add_if(s, "lo", LL_SUMMARY_IF_LOOPBACK, "127.0.0.1", 8);
+	add_if(s, "docker0", LL_SUMMARY_IF_CONTAINER, "172.17.0.1", 16);
+	snprintf(addr, sizeof(addr), "10.0.%zu.%zu", (i + 1) / 250, (i + 1) % 250 + 1);
+	add_if(s, "eno1", LL_SUMMARY_IF_PHYSICAL, addr, 16);
+	add_if(s, "eno1", LL_SUMMARY_IF_PHYSICAL, "fe80::1", 64);
+	return s;
+}
+
+static void cluster_seal(struct cluster *c)
+{
+	for (size_t i = 0; i < c->n; i++) {
+		c->nodes[i].hw_digest = ll_summary_hw_digest(c->sums[i]);
+		c->nodes[i].net_digest = ll_summary_net_digest(c->sums[i]);
+	}
+}
+
+static struct cluster *cluster_new(size_t n, bool one_host)
+{
+	struct cluster *c = ll_calloc(1, sizeof(*c));
+
+	c->n = n;
+	c->nodes = ll_calloc(n, sizeof(*c->nodes));
+	c->sums = ll_calloc(n, sizeof(*c->sums));
+	for (size_t i = 0; i < n; i++) {
+		c->sums[i] = dgx(i);
+		c->nodes[i].name = ll_asprintf("gpu%05zu", i + 1);
+		c->nodes[i].host_key = one_host ? 42 : 1000 + i;
+		c->nodes[i].port = 40000 + (int)i;
+	}
+	cluster_seal(c);
+	return c;
+}
+
+static void cluster_free(struct cluster *c)
+{
+	for (size_t i = 0; i < c->n; i++) {
+		ll_agree_node_release(&c->nodes[i]);
+		ll_summary_free(c->sums[i]);
+	}
+	free(c->nodes);
+	free(c->sums);
+	free(c);
+}
+
+static int fetch(void *data, size_t i, const struct ll_summary **ret, struct ll_error *err)
+{
+	struct cluster *c = data;
+
+	(void)err;
+	c->fetches++;
+	*ret = c->sums[i];
+	return 0;
+}
+
+static int decide(struct cluster *c, size_t self, bool strict, struct ll_agree_result *res, struct ll_error *err)
+{
+	struct ll_agree_input in = {
+		.nodes = c->nodes, .n_nodes = c->n, .self = self, .strict = strict,
+		.fetch = fetch, .fetch_data = c,
+	};
+	memset(res, 0, sizeof(*res));
+	c->fetches = 0;
+	return ll_agree_decide(&in, res, err);
+}
+
+/* ---- tests ---- */
+
+static void test_single_node(void **state)
+{
+	struct cluster *c = cluster_new(1, true);
+	struct ll_agree_result res;
+	struct ll_error err = { 0 };
+
+	(void)state;
+	assert_int_equal(decide(c, 0, false, &res, &err), 0);
+	assert_int_equal(res.node_rank, 0);
+	assert_int_equal(res.n_nodes, 1);
+	/* One host: loopback is the sure path. */
+	assert_string_equal(res.master_addr, "127.0.0.1");
+	assert_string_equal(res.socket_ifname, "lo");
+	assert_string_equal(res.subnet, "127.0.0.0/8");
+	assert_true(res.loopback_only);
+	assert_int_equal(res.master_port, 40000);
+	assert_int_equal(res.n_warnings, 0);
+	ll_agree_result_release(&res);
+	cluster_free(c);
+}
+
+static void test_four_nodes_subnet(void **state)
+{
+	struct cluster *c = cluster_new(4, false);
+	struct ll_agree_result res;
+	struct ll_error err = { 0 };
+
+	(void)state;
+	/* Interface names differ between nodes; the subnet is what counts. */
+	free(c->sums[2]->ifs[2].name);
+	c->sums[2]->ifs[2].name = ll_strdup("eth0");
+	cluster_seal(c);
+	for (size_t self = 0; self < 4; self++) {
+		assert_int_equal(decide(c, self, false, &res, &err), 0);
+		assert_int_equal(res.node_rank, (int)self);
+		assert_string_equal(res.master_addr, "10.0.0.2");
+		assert_string_equal(res.subnet, "10.0.0.0/16");
+		assert_string_equal(res.socket_ifname, self == 2 ? "eth0" : "eno1");
+		assert_false(res.loopback_only);
+		assert_int_equal(res.master_port, 40000);
+		assert_int_equal(res.n_warnings, 0);
+		assert_true(res.n_fetched <= 3);
+		ll_agree_result_release(&res);
+	}
+	cluster_free(c);
+}
+
+static void test_subnet_preference(void **state)
+{
+	struct cluster *c = cluster_new(3, false);
+	struct ll_agree_result res;
+	struct ll_error err = { 0 };
+
+	(void)state;
+	/* Every node also has IPoIB on 192.168.0.0/24 and IPv6 on eno1: physical
+	 * Ethernet IPv4 first. Node 3 lacks 10.0/16: the IPoIB subnet is chosen. */
+	for (size_t i = 0; i < 3; i++) {
+		char a[32];
+		snprintf(a, sizeof(a), "192.168.0.%zu", i + 10);
+		add_if(c->sums[i], "ib0", LL_SUMMARY_IF_IPOIB, a, 24);
+		snprintf(a, sizeof(a), "fd00::%zu", i + 10);
+		add_if(c->sums[i], "eno1", LL_SUMMARY_IF_PHYSICAL, a, 64);
+	}
+	cluster_seal(c);
+	assert_int_equal(decide(c, 1, false, &res, &err), 0);
+	assert_string_equal(res.master_addr, "10.0.0.2");
+	assert_string_equal(res.socket_ifname, "eno1");
+	ll_agree_result_release(&res);
+
+	free(c->sums[2]->ifs[2].addr);
+	c->sums[2]->ifs[2].addr = ll_strdup("10.9.0.1");
+	c->sums[2]->ifs[2].prefixlen = 24;
+	cluster_seal(c);
+	assert_int_equal(decide(c, 2, false, &res, &err), 0);
+	/* IPv6 on the physical NIC beats IPoIB IPv4 (rank: kind first, then family). */
+	assert_string_equal(res.master_addr, "fd00::10");
+	assert_string_equal(res.subnet, "fd00::/64");
+	assert_string_equal(res.socket_ifname, "eno1");
+	ll_agree_result_release(&res);
+
+	/* Without the IPv6 addresses, the IPoIB subnet. */
+	for (size_t i = 0; i < 3; i++) {
+		struct ll_summary_if *f = &c->sums[i]->ifs[--c->sums[i]->n_ifs];
+		free(f->name);
+		free(f->addr);
+	}
+	cluster_seal(c);
+	assert_int_equal(decide(c, 2, false, &res, &err), 0);
+	assert_string_equal(res.master_addr, "192.168.0.10");
+	assert_string_equal(res.socket_ifname, "ib0");
+	ll_agree_result_release(&res);
+	cluster_free(c);
+}
+
+static void test_no_common_subnet(void **state)
+{
+	struct cluster *c = cluster_new(4, false);
+	struct ll_agree_result res;
+	struct ll_error err = { 0 };
+
+	(void)state;
+	free(c->sums[3]->ifs[2].addr);
+	c->sums[3]->ifs[2].addr = ll_strdup("10.1.0.4");
+	c->sums[3]->ifs[2].prefixlen = 24;
+	cluster_seal(c);
+	assert_int_equal(decide(c, 1, false, &res, &err), -ENETUNREACH);
+	assert_string_equal(err.message, "no subnet is shared by every node: gpu00004 has no address in "
+					 "10.0.0.0/16 (gpu00001's eno1 10.0.0.2)");
+	ll_error_clear(&err);
+
+	/* The same nodes on one host: loopback would do, so it is chosen. */
+	for (size_t i = 0; i < 4; i++)
+		c->nodes[i].host_key = 7;
+	assert_int_equal(decide(c, 3, false, &res, &err), 0);
+	assert_string_equal(res.master_addr, "127.0.0.1");
+	assert_string_equal(res.socket_ifname, "lo");
+	ll_agree_result_release(&res);
+	cluster_free(c);
+}
+
+static void test_topology_order(void **state)
+{
+	struct cluster *c = cluster_new(7, false);
+	static const char *const addrs[] = { "s0.a.n1", "s0.b.n2", "s0.a.n3", "s0.c.n4", "s0.b.n5", "s0.a.n6",
+					     "s0.c.n7" };
+	static const size_t expect[] = { 0, 2, 5, 1, 4, 3, 6 };
+	struct ll_agree_result res;
+	struct ll_error err = { 0 };
+
+	(void)state;
+	for (size_t i = 0; i < 7; i++)
+		c->nodes[i].topology_addr = ll_strdup(addrs[i]);
+	assert_int_equal(decide(c, 4, false, &res, &err), 0);
+	for (size_t i = 0; i < 7; i++)
+		assert_int_equal(res.order[i], expect[i]);
+	assert_int_equal(res.node_rank, 4); /* n5 comes after n1 n3 n6 n2 */
+	assert_string_equal(res.master_addr, "10.0.0.2");
+	ll_agree_result_release(&res);
+
+	/* A different first node under its switch: master moves with rank 0. */
+	free(c->nodes[0].topology_addr);
+	c->nodes[0].topology_addr = ll_strdup("s0.c.n1");
+	assert_int_equal(decide(c, 0, false, &res, &err), 0);
+	assert_int_equal(res.order[0], 0);
+	assert_int_equal(res.order[1], 3);
+	assert_int_equal(res.order[2], 6);
+	assert_int_equal(res.order[3], 1);
+	assert_int_equal(res.master_port, 40000);
+	ll_agree_result_release(&res);
+
+	assert_int_equal(ll_topology_leaf_len("s1.s7.n12"), 5);
+	assert_int_equal(ll_topology_leaf_len("n12"), 0);
+	cluster_free(c);
+}
+
+static void test_fewer_gpus_is_hard(void **state)
+{
+	struct cluster *c = cluster_new(4, false);
+	struct ll_agree_result res;
+	struct ll_error err = { 0 };
+
+	(void)state;
+	c->sums[2]->n_gpus = 4;
+	cluster_seal(c);
+	for (size_t self = 0; self < 4; self++) {
+		assert_int_equal(decide(c, self, false, &res, &err), -EPROTO);
+		/* Every node says the same thing. */
+		assert_string_equal(err.message,
+				    "nodes differ: gpu00003: 4 GPUs, fewer than the processes per node, "
+				    "the other 3 nodes have 8");
+		assert_string_equal(err.hint, "fix those nodes or leave them out (srun --exclude=...: gpu00003); "
+					      "nothing was started");
+		ll_error_clear(&err);
+	}
+	cluster_free(c);
+}
+
+static void test_no_rdma_is_hard(void **state)
+{
+	struct cluster *c = cluster_new(4, false);
+	struct ll_agree_result res;
+	struct ll_error err = { 0 };
+
+	(void)state;
+	for (size_t k = 0; k < 8; k++)
+		c->sums[3]->ports[k].state = k < 2 ? LL_PORT_DOWN : LL_PORT_INIT;
+	free(c->sums[3]->net);
+	c->sums[3]->net = ll_strdup("Socket");
+	cluster_seal(c);
+	assert_int_equal(decide(c, 0, false, &res, &err), -EPROTO);
+	assert_string_equal(err.message,
+			    "nodes differ: gpu00004: no active RDMA port (mlx5_0 port 1 DOWN, mlx5_1 port 1 DOWN, "
+			    "mlx5_2 port 1 INIT, mlx5_3 port 1 INIT), the other 3 nodes have 8 (InfiniBand); "
+			    "transport Socket, the other 3 nodes IB");
+	ll_error_clear(&err);
+	cluster_free(c);
+}
+
+static void test_one_port_down_is_soft(void **state)
+{
+	struct cluster *c = cluster_new(8, false);
+	struct ll_agree_result res;
+	struct ll_error err = { 0 };
+
+	(void)state;
+	c->sums[5]->ports[3].state = LL_PORT_DOWN;
+	c->sums[6]->ports[3].state = LL_PORT_DOWN;
+	cluster_seal(c);
+	assert_int_equal(decide(c, 6, false, &res, &err), 0);
+	assert_int_equal(res.n_warnings, 1);
+	assert_string_equal(res.warnings[0], "gpu00006, gpu00007: 7 active RDMA ports (mlx5_3 port 1 DOWN), the "
+					     "other 6 nodes have 8");
+	assert_int_equal(res.node_rank, 6);
+	ll_agree_result_release(&res);
+
+	assert_int_equal(decide(c, 0, true, &res, &err), -EPROTO);
+	assert_string_equal(err.message, "nodes differ: gpu00006, gpu00007: 7 active RDMA ports (mlx5_3 port 1 "
+					 "DOWN), the other 6 nodes have 8 (an error under --strict)");
+	ll_error_clear(&err);
+	cluster_free(c);
+}
+
+static void test_other_verdicts(void **state)
+{
+	struct cluster *c = cluster_new(3, false);
+	struct ll_agree_result res;
+	struct ll_error err = { 0 };
+
+	(void)state;
+	/* Soft: rate, GID index, GDR, model. */
+	for (size_t k = 0; k < 8; k++)
+		c->sums[1]->ports[k].rate_gbps = 100;
+	c->sums[1]->gdr_ready = LL_NO;
+	c->sums[2]->gid_index = 3;
+	free(c->sums[2]->gpu_model);
+	c->sums[2]->gpu_model = ll_strdup("NVIDIA A100-SXM4-80GB");
+	cluster_seal(c);
+	assert_int_equal(decide(c, 0, false, &res, &err), 0);
+	assert_int_equal(res.n_warnings, 2);
+	assert_string_equal(res.warnings[0], "gpu00002: RDMA rate 100 Gb/s, the other node 200 Gb/s; "
+					     "GPUDirect RDMA not ready, the other node ready");
+	assert_string_equal(res.warnings[1], "gpu00003: GPU model 'NVIDIA A100-SXM4-80GB', the other node "
+					     "'NVIDIA H100 80GB HBM3'; GID index 3, the other node -1");
+	/* One per hardware group (3), the network group, node 0 and self. */
+	assert_int_equal(res.n_fetched, 3 + 1 + 2);
+	ll_agree_result_release(&res);
+
+	/* Hard: link layer and nproc. */
+	for (size_t k = 0; k < 8; k++)
+		c->sums[1]->ports[k].link_layer = LL_LINK_LAYER_ETHERNET;
+	c->sums[2]->nproc_per_node = 4;
+	cluster_seal(c);
+	assert_int_equal(decide(c, 2, false, &res, &err), -EPROTO);
+	assert_string_equal(err.message, "nodes differ: gpu00002: RDMA link layer Ethernet (RoCE), the other node "
+					 "InfiniBand; gpu00003: plans 4 processes per node, the other node 8");
+	ll_error_clear(&err);
+	cluster_free(c);
+}
+
+static void test_roundtrip(void **state)
+{
+	struct ll_summary *s = dgx(41), *back = NULL, *other = dgx(77);
+	struct ll_error err = { 0 };
+	struct ll_agree_node n = { .hw_digest = 0x0123456789abcdefULL, .net_digest = 42, .host_key = 7,
+				   .port = 29500, .topology_addr = (char *)"s1.s2.n3" }, m = { 0 };
+	char *text, *again;
+
+	(void)state;
+	text = ll_summary_serialize(s);
+	assert_true(strlen(text) < 1024);
+	assert_int_equal(ll_summary_parse(text, "gpu00042", &back, &err), 0);
+	again = ll_summary_serialize(back);
+	assert_string_equal(text, again);
+	assert_true(ll_summary_hw_digest(s) == ll_summary_hw_digest(back));
+	/* Different addresses in the same subnet: same network digest. */
+	assert_true(ll_summary_net_digest(s) == ll_summary_net_digest(other));
+	assert_false(ll_summary_hw_digest(s) == ll_summary_hw_digest(other) && s->n_gpus != other->n_gpus);
+	other->ports[0].state = LL_PORT_DOWN;
+	assert_false(ll_summary_hw_digest(s) == ll_summary_hw_digest(other));
+	free(text);
+	free(again);
+	ll_summary_free(back);
+	back = NULL;
+
+	assert_int_equal(ll_summary_parse("{\"v\":2}", "gpu00009", &back, &err), -EINVAL);
+	assert_string_equal(err.message, "summary from node 'gpu00009' is not a version 1 summary");
+	ll_error_clear(&err);
+	assert_int_equal(ll_summary_parse("nope", "gpu00009", &back, &err), -EINVAL);
+	ll_error_clear(&err);
+
+	text = ll_agree_node_format(&n);
+	assert_string_equal(text, "0123456789abcdef 000000000000002a 0000000000000007 29500 s1.s2.n3");
+	assert_int_equal(ll_agree_node_parse(text, "x", &m, &err), 0);
+	assert_true(m.hw_digest == n.hw_digest && m.net_digest == 42 && m.host_key == 7 && m.port == 29500);
+	assert_string_equal(m.topology_addr, "s1.s2.n3");
+	free(text);
+	assert_int_equal(ll_agree_node_parse("1 2 3 4 - junk", "gpu1", &m, &err), -EINVAL);
+	assert_string_equal(err.message, "record from node 'gpu1' is malformed: '1 2 3 4 - junk'");
+	ll_error_clear(&err);
+	assert_int_equal(ll_agree_node_parse("1 2 3 4 -", "gpu1", &m, &err), 0);
+	assert_null(m.topology_addr);
+	ll_agree_node_release(&m);
+
+	text = ll_subnet_of(AF_INET, "10.1.2.3", 20);
+	assert_string_equal(text, "10.1.0.0/20");
+	free(text);
+	text = ll_subnet_of(AF_INET6, "fd00:1:2:3::9", 48);
+	assert_string_equal(text, "fd00:1:2::/48");
+	free(text);
+	assert_null(ll_subnet_of(AF_INET, "10.1.2.3", 33));
+	assert_null(ll_subnet_of(AF_INET, "not-an-ip", 8));
+	ll_summary_free(s);
+	ll_summary_free(other);
+}
+
+static double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static void test_ten_thousand(void **state)
+{
+	struct cluster *c = cluster_new(10000, false);
+	struct ll_agree_result res;
+	struct ll_error err = { 0 };
+	double t0, ms;
+
+	(void)state;
+	/* 40 leaf switches of 250 nodes, interleaved in launcher order. */
+	for (size_t i = 0; i < c->n; i++)
+		c->nodes[i].topology_addr = ll_asprintf("core.leaf%02zu.gpu%05zu", i % 40, i + 1);
+	c->sums[7776]->ports[5].state = LL_PORT_DOWN;
+	cluster_seal(c);
+
+	t0 = now_ms();
+	assert_int_equal(decide(c, 9999, false, &res, &err), 0);
+	ms = now_ms() - t0;
+	/* The cost in fetched summaries stays flat: node 0, self, one per odd digest. */
+	assert_true(res.n_fetched <= 5);
+	assert_int_equal(res.n_warnings, 1);
+	assert_string_equal(res.warnings[0], "gpu07777: 7 active RDMA ports (mlx5_5 port 1 DOWN), the other 9999 "
+					     "nodes have 8");
+	/* Switch leaf39 holds launcher indices 39, 79, ..., 9999: the last block of ranks. */
+	assert_int_equal(res.node_rank, 9999);
+	assert_int_equal(res.order[0], 0);
+	assert_int_equal(res.order[1], 40);
+	assert_int_equal(res.order[250], 1);
+	assert_string_equal(res.master_addr, "10.0.0.2");
+	print_message("agree: 10000 nodes decided in %.2f ms, %zu summaries fetched\n", ms, res.n_fetched);
+	ll_agree_result_release(&res);
+
+	/* A hard difference at 10,000 nodes: one message, names capped. */
+	for (size_t i = 100; i < 120; i++)
+		c->sums[i]->n_gpus = 2;
+	cluster_seal(c);
+	assert_int_equal(decide(c, 0, false, &res, &err), -EPROTO);
+	assert_string_equal(err.message,
+			    "nodes differ: gpu00101, gpu00102, gpu00103, gpu00104, gpu00105, gpu00106, gpu00107, "
+			    "gpu00108 and 12 more: 2 GPUs, fewer than the processes per node, the other 9979 nodes "
+			    "have 8");
+	ll_error_clear(&err);
+	cluster_free(c);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_single_node),
+		cmocka_unit_test(test_four_nodes_subnet),
+		cmocka_unit_test(test_subnet_preference),
+		cmocka_unit_test(test_no_common_subnet),
+		cmocka_unit_test(test_topology_order),
+		cmocka_unit_test(test_fewer_gpus_is_hard),
+		cmocka_unit_test(test_no_rdma_is_hard),
+		cmocka_unit_test(test_one_port_down_is_soft),
+		cmocka_unit_test(test_other_verdicts),
+		cmocka_unit_test(test_roundtrip),
+		cmocka_unit_test(test_ten_thousand),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

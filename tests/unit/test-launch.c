@@ -1,0 +1,542 @@
+/* Stage 4 without torch: torchrun's argv and environment from a hand-made plan,
+ * the placement string and a worker's binding, supervision of real child processes. */
+#include <errno.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/mempolicy.h>
+#include <cmocka.h>
+
+#include "llmlaunch/launch.h"
+
+static struct ll_setting settings[] = {
+	{ .name = (char *)"CUDA_DEVICE_ORDER", .value = (char *)"PCI_BUS_ID", .exported = true },
+	{ .name = (char *)"NCCL_SOCKET_IFNAME", .value = (char *)"=eth0", .exported = true },
+	{ .name = (char *)"NCCL_IB_HCA", .value = NULL, .exported = true },       /* deliberately unset */
+	{ .name = (char *)"OMP_NUM_THREADS", .value = (char *)"4", .exported = true },
+	{ .name = (char *)"nproc-per-node", .value = (char *)"2", .exported = false },
+	{ .name = (char *)"torchrun.max_restarts", .value = (char *)"3", .exported = false },
+};
+
+static struct ll_rank_placement ranks[] = {
+	{ .local_rank = 0, .gpu = 0, .numa_node = 0, .cpuset = (char *)"0-3", .n_cores = 4 },
+	{ .local_rank = 1, .gpu = 1, .numa_node = 1, .cpuset = (char *)"4-7", .n_cores = 4 },
+};
+
+static struct ll_plan plan = {
+	.settings = settings,
+	.n_settings = LL_ARRAY_SIZE(settings),
+	.ranks = ranks,
+	.n_ranks = 2,
+	.nproc_per_node = 2,
+	.nnodes = 1,
+};
+
+static struct ll_cluster cluster = {
+	.backend = LL_AGREE_SINGLE, .nnodes = 1, .node_rank = 0, .master_addr = (char *)"127.0.0.1", .master_port = 41234,
+};
+
+static char *inherited[] = { (char *)"PATH=/usr/bin:/bin", (char *)"OMP_NUM_THREADS=4",
+			     (char *)"NCCL_SOCKET_IFNAME=eth9", (char *)"LLMLAUNCH_PLACEMENT=0:cpus=9", NULL };
+
+static char *script_args[] = { (char *)"--steps", (char *)"3" };
+
+static struct ll_launch_request base_request(void)
+{
+	return (struct ll_launch_request){
+		.self_exe = "/opt/bin/llmlaunch",
+		.python = "/usr/bin/python3",
+		.script = "train.py",
+		.script_args = script_args,
+		.n_script_args = 2,
+		.log_dir = "/tmp/llmlaunch-1",
+		.status_dir = "/tmp/llmlaunch-1/status",
+		.environ = inherited,
+	};
+}
+
+static char *join(char **v)
+{
+	struct ll_buf b;
+
+	ll_buf_init(&b);
+	for (size_t i = 0; v[i]; i++) {
+		if (i)
+			ll_buf_addc(&b, ' ');
+		ll_buf_add(&b, v[i]);
+	}
+	return ll_buf_detach(&b);
+}
+
+static const char *env_get(char **envp, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (size_t i = 0; envp[i]; i++)
+		if (strncmp(envp[i], name, n) == 0 && envp[i][n] == '=')
+			return envp[i] + n + 1;
+	return NULL;
+}
+
+static void test_option_names(void **state)
+{
+	(void)state;
+	assert_string_equal(ll_torchrun_option_find("nproc-per-node")->name, "nproc_per_node");
+	assert_string_equal(ll_torchrun_option_find("nproc_per_node")->name, "nproc_per_node");
+	assert_string_equal(ll_torchrun_option_find("master-port")->name, "master_port");
+	assert_false(ll_torchrun_option_find("no-python")->has_arg);
+	assert_int_equal(ll_torchrun_option_find("redirects")->short_name, 'r');
+	assert_null(ll_torchrun_option_find("nproc"));
+	assert_null(ll_torchrun_option_find("nproc_per_node_"));
+	assert_null(ll_torchrun_option_find(""));
+}
+
+static void test_bound_launch(void **state)
+{
+	struct ll_launch_request req = base_request();
+	struct ll_launch *l = NULL;
+	struct ll_error err = { 0 };
+	char *s;
+
+	(void)state;
+	assert_int_equal(ll_launch_build(&plan, &cluster, &req, &l, &err), 0);
+	s = join(l->argv);
+	assert_string_equal(s, "/usr/bin/python3 -m torch.distributed.run --nnodes 1 --node_rank 0 "
+			       "--nproc_per_node 2 --master_addr 127.0.0.1 --master_port 41234 "
+			       "--redirects 2:0 --tee 2:0 --log_dir /tmp/llmlaunch-1 --max_restarts 3 "
+			       "--no_python /opt/bin/llmlaunch __worker -- /usr/bin/python3 -u train.py --steps 3");
+	free(s);
+	assert_int_equal(l->argc, 30);
+	assert_null(l->argv[l->argc]);
+	/* Added: what differs from the inherited environment, placement last. */
+	s = join(l->env_added);
+	assert_string_equal(s, "CUDA_DEVICE_ORDER=PCI_BUS_ID NCCL_SOCKET_IFNAME==eth0 "
+			       "LLMLAUNCH_PLACEMENT=0:cpus=0-3:mem=0;1:cpus=4-7:mem=1 "
+			       "LLMLAUNCH_STATUS_DIR=/tmp/llmlaunch-1/status");
+	free(s);
+	assert_int_equal(l->n_env_added, 4);
+	assert_true(l->worker);
+	assert_string_equal(env_get(l->envp, "PATH"), "/usr/bin:/bin");
+	assert_string_equal(env_get(l->envp, "NCCL_SOCKET_IFNAME"), "=eth0");
+	assert_string_equal(env_get(l->envp, "OMP_NUM_THREADS"), "4");
+	assert_null(env_get(l->envp, "NCCL_IB_HCA"));
+	assert_string_equal(l->placement, "0:cpus=0-3:mem=0;1:cpus=4-7:mem=1");
+	assert_int_equal(l->nproc_per_node, 2);
+	assert_int_equal(l->n_notes, 0);
+	ll_launch_free(l);
+}
+
+static void test_user_wins(void **state)
+{
+	const struct ll_torchrun_arg user[] = {
+		{ "nproc_per_node", "1" }, { "master_port", "29999" }, { "redirects", "1" },
+		{ "max_restarts", "0" }, { "log_dir", "/var/log/job" }, { "no_python", NULL },
+	};
+	struct ll_launch_request req = base_request();
+	struct ll_launch *l = NULL;
+	struct ll_error err = { 0 };
+	char *s;
+
+	(void)state;
+	req.user = user;
+	req.n_user = LL_ARRAY_SIZE(user);
+	req.script = "./train.sh";
+	assert_int_equal(ll_launch_build(&plan, &cluster, &req, &l, &err), 0);
+	s = join(l->argv);
+	/* --no_python from the user is given once; the worker runs the program itself. */
+	assert_string_equal(s, "/usr/bin/python3 -m torch.distributed.run --nnodes 1 --node_rank 0 "
+			       "--master_addr 127.0.0.1 --tee 1:0 --nproc_per_node 1 --master_port 29999 "
+			       "--redirects 1 --max_restarts 0 --log_dir /var/log/job "
+			       "--no_python /opt/bin/llmlaunch __worker -- ./train.sh --steps 3");
+	free(s);
+	assert_int_equal(l->nproc_per_node, 1);
+	ll_launch_free(l);
+}
+
+static void test_unbound_and_module(void **state)
+{
+	struct ll_rank_placement free_ranks[] = {
+		{ .local_rank = 0, .gpu = -1, .numa_node = -1, .cpuset = NULL },
+	};
+	struct ll_plan p = plan;
+	struct ll_launch_request req = base_request();
+	struct ll_launch *l = NULL;
+	struct ll_error err = { 0 };
+	char *s;
+
+	(void)state;
+	p.ranks = free_ranks;
+	p.n_ranks = 1;
+	p.nproc_per_node = 1;
+	req.script = NULL;
+	req.module = "pkg.train";
+	assert_int_equal(ll_launch_build(&p, &cluster, &req, &l, &err), 0);
+	s = join(l->argv);
+	assert_string_equal(s, "/usr/bin/python3 -m torch.distributed.run --nnodes 1 --node_rank 0 "
+			       "--nproc_per_node 1 --master_addr 127.0.0.1 --master_port 41234 "
+			       "--redirects 1:0 --tee 1:0 --log_dir /tmp/llmlaunch-1 --max_restarts 3 "
+			       "--no_python /opt/bin/llmlaunch __worker -- /usr/bin/python3 -u -m pkg.train --steps 3");
+	free(s);
+	/* Unbound workers still start through __worker: it records their exit status. */
+	assert_true(l->worker);
+	assert_null(l->placement);
+	/* A placement inherited from an outer launch must not bind these workers. */
+	assert_null(env_get(l->envp, LL_PLACEMENT_ENV));
+	ll_launch_free(l);
+}
+
+static void test_contradictions(void **state)
+{
+	const struct ll_torchrun_arg run_path[] = { { "run_path", NULL } };
+	const struct ll_torchrun_arg no_python[] = { { "no_python", NULL } };
+	struct ll_setting bad[] = { { .name = (char *)"torchrun.max_restart", .value = (char *)"1",
+				      .origin = (char *)"site.yaml:4" } };
+	struct ll_plan p = plan;
+	struct ll_launch_request req = base_request();
+	struct ll_launch *l = NULL;
+	struct ll_error err = { 0 };
+	char *s;
+
+	(void)state;
+	req.module = "pkg.train";
+	req.user = no_python;
+	req.n_user = 1;
+	assert_int_equal(ll_launch_build(&plan, &cluster, &req, &l, &err), -EINVAL);
+	assert_string_equal(err.message, "-m MODULE cannot be combined with --no_python");
+	ll_error_clear(&err);
+
+	req = base_request();
+	req.user = run_path;
+	req.n_user = 1;
+	req.status_dir = NULL;
+	assert_int_equal(ll_launch_build(&plan, &cluster, &req, &l, &err), 0);
+	assert_null(l->placement);
+	assert_false(l->worker);
+	assert_null(env_get(l->envp, LL_STATUS_DIR_ENV));
+	s = join(l->argv);
+	assert_string_equal(s, "/usr/bin/python3 -m torch.distributed.run --nnodes 1 --node_rank 0 "
+			       "--nproc_per_node 2 --master_addr 127.0.0.1 --master_port 41234 "
+			       "--redirects 2:0 --tee 2:0 --log_dir /tmp/llmlaunch-1 --max_restarts 3 "
+			       "--run_path train.py --steps 3");
+	free(s);
+	assert_int_equal(l->n_notes, 1);
+	assert_non_null(strstr(l->notes[0], "binding is not applied"));
+	ll_launch_free(l);
+
+	p.settings = bad;
+	p.n_settings = 1;
+	req = base_request();
+	assert_int_equal(ll_launch_build(&p, &cluster, &req, &l, &err), -EINVAL);
+	assert_string_equal(err.message, "setting 'torchrun.max_restart' from site.yaml:4: "
+					 "torchrun has no option '--max_restart'");
+	ll_error_clear(&err);
+}
+
+static void test_placement_roundtrip(void **state)
+{
+	struct ll_rank_placement r[] = {
+		{ .local_rank = 0, .numa_node = -1, .cpuset = (char *)"0,2,4-5" },
+		{ .local_rank = 1, .numa_node = 3, .cpuset = NULL },
+		{ .local_rank = 2, .numa_node = -1, .cpuset = NULL },
+	};
+	struct ll_worker_placement w;
+	struct ll_error err = { 0 };
+	char *s = ll_placement_format(r, 3);
+
+	(void)state;
+	assert_string_equal(s, "0:cpus=0,2,4-5;1:mem=3");
+	assert_int_equal(ll_placement_find(s, 0, &w, &err), 0);
+	assert_int_equal(w.local_rank, 0);
+	assert_string_equal(w.cpus, "0,2,4-5");
+	assert_int_equal(w.mem, -1);
+	ll_worker_placement_release(&w);
+	assert_int_equal(ll_placement_find(s, 1, &w, &err), 0);
+	assert_null(w.cpus);
+	assert_int_equal(w.mem, 3);
+	assert_int_equal(ll_placement_find(s, 2, &w, &err), -ENOENT);
+	free(s);
+	assert_null(ll_placement_format(r + 2, 1));
+
+	assert_int_equal(ll_placement_find("0:cpus=1;x:mem=0", 1, &w, &err), -EINVAL);
+	assert_string_equal(err.message, "malformed LLMLAUNCH_PLACEMENT entry 'x:mem=0'");
+	ll_error_clear(&err);
+	assert_int_equal(ll_placement_find("0:gpu=1", 0, &w, &err), -EINVAL);
+	ll_error_clear(&err);
+	assert_int_equal(ll_placement_find("0:mem=", 0, &w, &err), -EINVAL);
+	ll_error_clear(&err);
+	assert_int_equal(ll_placement_find("", 0, &w, &err), -ENOENT);
+}
+
+/* Binding changes the calling process, so it runs in a child that reports back
+ * through its exit status. */
+static void test_placement_apply(void **state)
+{
+	cpu_set_t set;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	int st;
+	pid_t pid;
+
+	(void)state;
+	assert_int_equal(sched_getaffinity(0, sizeof(set), &set), 0);
+	if (!CPU_ISSET(0, &set))
+		skip();
+	pid = fork();
+	if (pid == 0) {
+		struct ll_worker_placement w = { .local_rank = 0, .cpus = (char *)"0", .mem = 0 };
+		unsigned long nodes[16] = { 0 };
+		int mode = -1;
+
+		if (ll_placement_apply_cpus(&w, NULL) < 0 || sched_getaffinity(0, sizeof(set), &set) < 0)
+			_exit(10);
+		if (CPU_COUNT(&set) != 1 || !CPU_ISSET(0, &set))
+			_exit(11);
+		if (ll_placement_apply_mem(&w, NULL) < 0)
+			_exit(12);
+		if (syscall(SYS_get_mempolicy, &mode, nodes, 1025UL, NULL, 0UL) < 0)
+			_exit(13);
+		_exit(mode == MPOL_BIND && nodes[0] == 1 ? 0 : 14);
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+
+	{
+		struct ll_worker_placement w = { .local_rank = 1, .cpus = (char *)"0-", .mem = -1 };
+		struct ll_error err = { 0 };
+
+		assert_int_equal(ll_placement_apply_cpus(&w, &err), -EINVAL);
+		assert_string_equal(err.message, "cannot bind local rank 1: bad CPU list '0-'");
+		ll_error_clear(&err);
+		w.cpus = ll_asprintf("%ld", cpus + 100);
+		assert_int_equal(ll_placement_apply_cpus(&w, &err), -EINVAL);
+		assert_non_null(strstr(err.message, "cannot bind local rank 1 to CPUs"));
+		ll_error_clear(&err);
+		free(w.cpus);
+	}
+}
+
+static void test_worker_status(void **state)
+{
+	char dir[] = "/tmp/ll-test-status.XXXXXX";
+	struct ll_error err = { 0 };
+	int status = -1, rank = -1;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(ll_worker_status_collect(dir, &status, &rank), 0);
+	/* Attempt 0: rank 1 fails first with 3, then torchrun stops rank 0 by SIGTERM. */
+	assert_int_equal(ll_worker_status_write(dir, 1, 0, 3 << 8, &err), 0);
+	usleep(2000);
+	assert_int_equal(ll_worker_status_write(dir, 0, 0, SIGTERM, &err), 0);
+	assert_int_equal(ll_worker_status_collect(dir, &status, &rank), 1);
+	assert_int_equal(status, 3);
+	assert_int_equal(rank, 1);
+	/* The records were consumed. */
+	assert_int_equal(ll_worker_status_collect(dir, &status, &rank), 0);
+
+	/* A later attempt that succeeds wins over an earlier failure. */
+	assert_int_equal(ll_worker_status_write(dir, 0, 0, 7 << 8, &err), 0);
+	assert_int_equal(ll_worker_status_write(dir, 0, 1, 0, &err), 0);
+	assert_int_equal(ll_worker_status_write(dir, 1, 1, 0, &err), 0);
+	assert_int_equal(ll_worker_status_collect(dir, &status, &rank), 0);
+
+	/* A worker killed by a signal reports 128+N. */
+	assert_int_equal(ll_worker_status_write(dir, 0, 2, SIGKILL, &err), 0);
+	assert_int_equal(ll_worker_status_collect(dir, &status, &rank), 1);
+	assert_int_equal(status, 128 + SIGKILL);
+	assert_int_equal(rmdir(dir), 0);
+
+	assert_int_equal(ll_worker_status_write("/nonexistent-dir", 0, 0, 0, &err), -ENOENT);
+	assert_non_null(strstr(err.message, "cannot write the exit record '/nonexistent-dir/rank-0-attempt-0'"));
+	ll_error_clear(&err);
+}
+
+static void test_free_port(void **state)
+{
+	struct ll_error err = { 0 };
+	int a = 0, b = 0;
+
+	(void)state;
+	assert_int_equal(ll_free_port("127.0.0.1", &a, &err), 0);
+	assert_int_equal(ll_free_port("127.0.0.1", &b, &err), 0);
+	assert_true(a > 0 && a < 65536);
+	assert_true(b > 0 && b < 65536);
+	assert_int_equal(ll_free_port("localhost", &a, &err), -EINVAL);
+	assert_string_equal(err.message, "cannot find a free port on 'localhost': not a numeric address");
+	ll_error_clear(&err);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int supervise_sh(const char *script, double grace, int *status, char **notes)
+{
+	char *argv[] = { (char *)"/bin/sh", (char *)"-c", (char *)script, NULL };
+	char *envp[] = { (char *)"PATH=/usr/bin:/bin", NULL };
+	struct ll_buf *b = ll_calloc(1, sizeof(*b));
+	struct ll_supervise_options o = { .grace_s = grace, .notify_data = b };
+	struct ll_error err = { 0 };
+	int r;
+
+	ll_buf_init(b);
+	r = ll_supervise(argv, envp, &o, status, &err);
+	ll_error_clear(&err);
+	*notes = ll_buf_detach(b);
+	free(b);
+	return r;
+}
+
+static void collect(void *data, const char *message)
+{
+	ll_buf_add(data, message);
+	ll_buf_addc(data, '\n');
+}
+
+static void test_supervise_status(void **state)
+{
+	char *notes;
+	int status = -1;
+
+	(void)state;
+	assert_int_equal(supervise_sh("exit 3", 5, &status, &notes), 0);
+	assert_int_equal(status, 3);
+	free(notes);
+	assert_int_equal(supervise_sh("kill -USR1 $$", 5, &status, &notes), 0);
+	assert_int_equal(status, 128 + SIGUSR1);
+	free(notes);
+	/* The child gets its own process group. */
+	assert_int_equal(supervise_sh("test \"$(ps -o pgid= -p $$ | tr -d ' ')\" = $$", 5, &status, &notes), 0);
+	assert_int_equal(status, 0);
+	free(notes);
+}
+
+static void test_supervise_exec_error(void **state)
+{
+	char *argv[] = { (char *)"/nonexistent/torchrun", NULL };
+	char *envp[] = { NULL };
+	struct ll_error err = { 0 };
+	int status = -1;
+
+	(void)state;
+	assert_int_equal(ll_supervise(argv, envp, NULL, &status, &err), -ENOENT);
+	assert_string_equal(err.message, "cannot run '/nonexistent/torchrun': No such file or directory");
+	ll_error_clear(&err);
+}
+
+static int supervise_notes(const char *script, double grace, int *status, struct ll_buf *notes)
+{
+	char *argv[] = { (char *)"/bin/sh", (char *)"-c", (char *)script, NULL };
+	char *envp[] = { (char *)"PATH=/usr/bin:/bin", NULL };
+	struct ll_supervise_options o = { .grace_s = grace, .notify = collect, .notify_data = notes };
+	struct ll_error err = { 0 };
+	int r = ll_supervise(argv, envp, &o, status, &err);
+
+	ll_error_clear(&err);
+	return r;
+}
+
+static void test_supervise_forward(void **state)
+{
+	struct ll_buf notes;
+	double t0;
+	int status = -1;
+
+	(void)state;
+	ll_buf_init(&notes);
+	/* The child asks its parent (us) to stop; we forward SIGTERM to the group and the
+	 * child's trap turns it into exit 7, which we report as 128+15 like a shell. */
+	assert_int_equal(supervise_notes("trap 'exit 7' TERM; kill -TERM $PPID; sleep 5 & wait", 5, &status, &notes), 0);
+	assert_int_equal(status, 143);
+	assert_non_null(strstr(notes.s, "forwarded to the job; SIGKILL in 5 s"));
+	ll_buf_reset(&notes);
+
+	/* A job that handles the signal and succeeds keeps its status. */
+	assert_int_equal(supervise_notes("trap 'exit 0' TERM; kill -TERM $PPID; sleep 5 & wait", 5, &status, &notes), 0);
+	assert_int_equal(status, 0);
+	ll_buf_reset(&notes);
+
+	/* A job that ignores SIGTERM is killed after the grace period. */
+	t0 = now_s();
+	assert_int_equal(supervise_notes("trap '' TERM; kill -TERM $PPID; sleep 20", 0.3, &status, &notes), 0);
+	assert_true(now_s() - t0 < 5);
+	assert_int_equal(status, 128 + SIGKILL);
+	assert_non_null(strstr(notes.s, "sending SIGKILL"));
+	ll_buf_reset(&notes);
+
+	/* SIGUSR1 is forwarded and not a stop request. */
+	assert_int_equal(supervise_notes("trap 'exit 5' USR1; kill -USR1 $PPID; sleep 5 & wait", 5, &status, &notes), 0);
+	assert_int_equal(status, 5);
+	ll_buf_release(&notes);
+}
+
+static void test_supervise_orphans(void **state)
+{
+	struct ll_buf notes;
+	double t0 = now_s();
+	int status = -1;
+
+	(void)state;
+	ll_buf_init(&notes);
+	/* torchrun dying hard leaves workers behind: they are swept, not waited for. */
+	assert_int_equal(supervise_notes("sleep 30 & sleep 30 & exit 0", 5, &status, &notes), 0);
+	assert_int_equal(status, 0);
+	assert_true(now_s() - t0 < 5);
+	assert_non_null(strstr(notes.s, "outlived torchrun"));
+	ll_buf_release(&notes);
+}
+
+static void test_run_quiet(void **state)
+{
+	char *ok[] = { (char *)"/bin/sh", (char *)"-c", (char *)"echo noise; exit 0", NULL };
+	char *one[] = { (char *)"/bin/sh", (char *)"-c", (char *)"echo noise >&2; exit 1", NULL };
+	char *slow[] = { (char *)"/bin/sh", (char *)"-c", (char *)"exec sleep 10", NULL };
+	struct ll_error err = { 0 };
+	double t0;
+	int st = -1;
+
+	(void)state;
+	assert_int_equal(ll_run_quiet(ok, 5, &st, &err), 0);
+	assert_int_equal(st, 0);
+	assert_int_equal(ll_run_quiet(one, 5, &st, &err), 0);
+	assert_int_equal(st, 1);
+	t0 = now_s();
+	assert_int_equal(ll_run_quiet(slow, 0.2, &st, &err), -ETIMEDOUT);
+	assert_true(now_s() - t0 < 2);
+	assert_string_equal(err.message, "'/bin/sh' did not finish within 0.2 s");
+	ll_error_clear(&err);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_option_names),
+		cmocka_unit_test(test_bound_launch),
+		cmocka_unit_test(test_user_wins),
+		cmocka_unit_test(test_unbound_and_module),
+		cmocka_unit_test(test_contradictions),
+		cmocka_unit_test(test_placement_roundtrip),
+		cmocka_unit_test(test_placement_apply),
+		cmocka_unit_test(test_worker_status),
+		cmocka_unit_test(test_free_port),
+		cmocka_unit_test(test_supervise_status),
+		cmocka_unit_test(test_supervise_exec_error),
+		cmocka_unit_test(test_supervise_forward),
+		cmocka_unit_test(test_supervise_orphans),
+		cmocka_unit_test(test_run_quiet),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

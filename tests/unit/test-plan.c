@@ -1,0 +1,831 @@
+/* Planner rules on small facts built by hand: each case states the node and the
+ * exact values (and the words of the reasons) the planner must produce. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <cmocka.h>
+
+#include "llmlaunch/plan.h"
+
+/* ---- a node built by hand ---------------------------------------------------- */
+
+#define MAXN 16
+
+struct fx {
+	struct ll_facts f;
+	struct ll_gpu gpus[MAXN];
+	struct ll_rdma_device rdma[MAXN];
+	struct ll_rdma_port ports[MAXN][2];
+	struct ll_gid gids[MAXN][2][8];
+	struct ll_netif netifs[MAXN];
+	struct ll_addr addrs[MAXN][2];
+	struct ll_core cores[64];
+	struct ll_numa_node numa[4];
+	enum ll_path path[MAXN][MAXN];
+	enum ll_path gpu_nic[MAXN * MAXN];
+	char *strs[512];
+	size_t n_strs;
+	/* planner input */
+	char *env[16];
+	size_t n_env;
+	struct ll_assignment profile[8], cli[8];
+	size_t n_profile, n_cli;
+	int nproc, nnodes;
+	enum ll_bind_mode bind;
+	bool bind_cli;
+};
+
+static char *fx_str(struct fx *x, const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+
+	va_start(ap, fmt);
+	assert_true(vasprintf(&s, fmt, ap) >= 0);
+	va_end(ap);
+	x->strs[x->n_strs++] = s;
+	return s;
+}
+
+/* n_numa NUMA nodes of `per` cores each; `smt` PUs per core (PU ids core, core+total). */
+static struct fx *fx_new(int n_numa, int per, int smt)
+{
+	struct fx *x = calloc(1, sizeof(*x));
+	int total = n_numa * per;
+
+	x->f.source = "test";
+	x->f.gpus = x->gpus;
+	x->f.rdma = x->rdma;
+	x->f.netifs = x->netifs;
+	x->f.cores = x->cores;
+	x->f.numa_nodes = x->numa;
+	x->f.gdr_ready = LL_UNKNOWN;
+	x->f.n_pus = total * smt;
+	for (int n = 0; n < n_numa; n++) {
+		x->numa[n].os_index = n;
+		x->numa[n].n_cores = per;
+		for (int c = 0; c < per; c++) {
+			int id = n * per + c;
+
+			x->cores[id].numa_node = n;
+			x->cores[id].cpuset = smt == 2 ? fx_str(x, "%d,%d", id, id + total) : fx_str(x, "%d", id);
+		}
+	}
+	x->f.n_numa_nodes = (size_t)n_numa;
+	x->f.n_cores = (size_t)total;
+	x->nnodes = 1;
+	return x;
+}
+
+static void fx_free(struct fx *x)
+{
+	for (size_t i = 0; i < x->n_strs; i++)
+		free(x->strs[i]);
+	free(x);
+}
+
+static int fx_gpu(struct fx *x, int numa)
+{
+	int i = (int)x->f.n_gpus++;
+
+	x->gpus[i].busid = fx_str(x, "0000:%02x:00.0", 0x10 + i * 0x10);
+	x->gpus[i].vendor = LL_GPU_VENDOR_NVIDIA;
+	x->gpus[i].numa_node = numa;
+	x->gpus[i].uuid = fx_str(x, "GPU-%08x-1111-2222-3333-444444444444", 0xabc00 + i);
+	x->gpus[i].nvlinks_active = -1;
+	x->gpus[i].nvlinks_inactive = -1;
+	return i;
+}
+
+static int fx_rdma(struct fx *x, const char *name, enum ll_port_state state, enum ll_link_layer ll, double gbps)
+{
+	int i = (int)x->f.n_rdma++;
+	struct ll_rdma_port *p = &x->ports[i][0];
+
+	x->rdma[i].name = fx_str(x, "%s", name);
+	x->rdma[i].busid = fx_str(x, "0000:%02x:00.0", 0x11 + i * 0x10);
+	x->rdma[i].numa_node = -1;
+	x->rdma[i].ports = p;
+	x->rdma[i].n_ports = 1;
+	p->number = 1;
+	p->state = state;
+	p->link_layer = ll;
+	p->rate_gbps = gbps;
+	p->lid = ll == LL_LINK_LAYER_INFINIBAND ? 10 + i : 0;
+	p->gids = x->gids[i][0];
+	return i;
+}
+
+static void fx_gid(struct fx *x, int dev, unsigned index, enum ll_gid_type type, bool ipv4)
+{
+	struct ll_rdma_port *p = &x->ports[dev][0];
+	struct ll_gid *g = &p->gids[p->n_gids++];
+
+	g->index = index;
+	g->type = type;
+	g->ipv4_mapped = ipv4;
+	g->link_local = !ipv4;
+	g->gid = fx_str(x, ipv4 ? "0000:0000:0000:0000:0000:ffff:0a00:00%02x" : "fe80:0000:0000:0000:0000:0000:0000:%04x",
+			index);
+}
+
+static struct ll_netif *fx_netif(struct fx *x, const char *name, enum ll_netif_kind kind, const char *v4)
+{
+	int i = (int)x->f.n_netifs++;
+	struct ll_netif *n = &x->netifs[i];
+
+	n->name = fx_str(x, "%s", name);
+	n->kind = kind;
+	n->operstate = kind == LL_NETIF_LOOPBACK ? "unknown" : "up";
+	n->up = LL_YES;
+	n->running = LL_YES;
+	n->mtu = -1;
+	n->speed_mbps = -1;
+	n->numa_node = -1;
+	n->addrs_known = true;
+	n->addrs = x->addrs[i];
+	if (v4) {
+		n->addrs[0].family = AF_INET;
+		n->addrs[0].addr = fx_str(x, "%s", v4);
+		n->addrs[0].prefixlen = 24;
+		n->n_addrs = 1;
+	}
+	return n;
+}
+
+static void fx_env(struct fx *x, const char *kv)
+{
+	x->env[x->n_env++] = fx_str(x, "%s", kv);
+}
+
+static struct ll_plan *fx_plan(struct fx *x)
+{
+	struct ll_plan_input in = {
+		.facts = &x->f,
+		.environ = x->env,
+		.profile = x->profile,
+		.n_profile = x->n_profile,
+		.cli = x->cli,
+		.n_cli = x->n_cli,
+		.bind = x->bind,
+		.bind_from_cli = x->bind_cli,
+		.nproc_per_node = x->nproc,
+		.nnodes = x->nnodes,
+	};
+	struct ll_error err = { 0 };
+	struct ll_plan *p = NULL;
+
+	for (size_t g = 0; g < x->f.n_gpus; g++)
+		for (size_t d = 0; d < x->f.n_rdma; d++)
+			x->gpu_nic[g * x->f.n_rdma + d] = x->path[g][d];
+	x->f.gpu_nic = x->f.n_gpus && x->f.n_rdma ? x->gpu_nic : NULL;
+	x->env[x->n_env] = NULL;
+	assert_int_equal(ll_plan_build(&in, &p, &err), 0);
+	assert_non_null(p);
+	return p;
+}
+
+static const char *val(const struct ll_plan *p, const char *name)
+{
+	const struct ll_setting *s = ll_plan_get(p, name);
+
+	assert_non_null(s);
+	return s->value;
+}
+
+static void assert_val(const struct ll_plan *p, const char *name, const char *expected)
+{
+	const char *v = val(p, name);
+
+	if (!expected) {
+		if (v)
+			fail_msg("%s: expected unset, got '%s'", name, v);
+		return;
+	}
+	if (!v)
+		fail_msg("%s: expected '%s', got unset (%s)", name, expected, ll_plan_get(p, name)->reason);
+	assert_string_equal(v, expected);
+}
+
+static void assert_reason_has(const struct ll_plan *p, const char *name, const char *needle)
+{
+	const struct ll_setting *s = ll_plan_get(p, name);
+
+	assert_non_null(s);
+	if (!strstr(s->reason, needle))
+		fail_msg("%s: reason '%s' lacks '%s'", name, s->reason, needle);
+}
+
+static const struct ll_lint *find_lint(const struct ll_plan *p, const char *var, const char *needle)
+{
+	for (size_t i = 0; i < p->n_lints; i++)
+		if (ll_streq(p->lints[i].variable, var) && strstr(p->lints[i].message, needle))
+			return &p->lints[i];
+	return NULL;
+}
+
+static void assert_lint(const struct ll_plan *p, enum ll_lint_level level, const char *var, const char *needle)
+{
+	const struct ll_lint *l = find_lint(p, var, needle);
+
+	if (!l) {
+		for (size_t i = 0; i < p->n_lints; i++)
+			print_message("lint: %s: %s\n", p->lints[i].variable, p->lints[i].message);
+		fail_msg("no lint on %s saying '%s'", var, needle);
+	}
+	assert_int_equal(l->level, level);
+}
+
+/* Two GPUs, each beside its own InfiniBand HCA, on two NUMA nodes of 4 cores. */
+static struct fx *two_gpu_ib(void)
+{
+	struct fx *x = fx_new(2, 4, 1);
+
+	fx_gpu(x, 0);
+	fx_gpu(x, 1);
+	fx_rdma(x, "mlx5_0", LL_PORT_ACTIVE, LL_LINK_LAYER_INFINIBAND, 200);
+	fx_rdma(x, "mlx5_1", LL_PORT_ACTIVE, LL_LINK_LAYER_INFINIBAND, 200);
+	x->path[0][0] = LL_PATH_PIX;
+	x->path[0][1] = LL_PATH_SYS;
+	x->path[1][0] = LL_PATH_SYS;
+	x->path[1][1] = LL_PATH_PIX;
+	x->f.gdr_ready = LL_YES;
+	x->f.gdr_module = "nvidia_peermem";
+	fx_netif(x, "docker0", LL_NETIF_DOCKER, "172.17.0.1");
+	fx_netif(x, "eth0", LL_NETIF_ETHERNET, "10.0.0.5")->speed_mbps = 25000;
+	fx_netif(x, "ib0", LL_NETIF_INFINIBAND, "192.168.0.5");
+	fx_netif(x, "lo", LL_NETIF_LOOPBACK, "127.0.0.1");
+	return x;
+}
+
+/* ---- cases ------------------------------------------------------------------ */
+
+static void t_ib_node(void **state)
+{
+	struct fx *x = two_gpu_ib();
+	struct ll_plan *p = fx_plan(x);
+	(void)state;
+
+	assert_val(p, "CUDA_DEVICE_ORDER", "PCI_BUS_ID");
+	assert_val(p, "CUDA_VISIBLE_DEVICES", NULL);
+	assert_val(p, "NCCL_IB_HCA", "=mlx5_0:1,mlx5_1:1");
+	assert_reason_has(p, "NCCL_IB_HCA", "2 ACTIVE InfiniBand ports");
+	assert_val(p, "NCCL_IB_DISABLE", NULL);
+	assert_val(p, "NCCL_NET_GDR_LEVEL", "PIX");
+	assert_reason_has(p, "NCCL_NET_GDR_LEVEL", "nvidia_peermem");
+	assert_val(p, "NCCL_SOCKET_IFNAME", "=eth0");
+	assert_reason_has(p, "NCCL_SOCKET_IFNAME", "with IPv4 10.0.0.5");
+	assert_reason_has(p, "NCCL_SOCKET_IFNAME", "skipped docker0 (docker), lo (loopback)");
+	assert_val(p, "GLOO_SOCKET_IFNAME", "eth0");
+	assert_true(ll_plan_get(p, "NCCL_IB_GID_INDEX") == NULL);
+	assert_val(p, "LLMLAUNCH_NET", "ib");
+	assert_val(p, "LLMLAUNCH_NET_GBPS", "400");
+	assert_val(p, "LLMLAUNCH_GPUS_PER_NODE", "2");
+	assert_val(p, "LLMLAUNCH_NNODES", "1");
+	assert_val(p, "OMP_NUM_THREADS", "4");
+	assert_val(p, "nproc-per-node", "2");
+	assert_int_equal(p->nproc_per_node, 2);
+	assert_int_equal(p->bind, LL_BIND_NUMA);
+	assert_int_equal(p->n_ranks, 2);
+	assert_int_equal(p->ranks[0].gpu, 0);
+	assert_string_equal(p->ranks[0].gpu_busid, "0000:10:00.0");
+	assert_string_equal(p->ranks[0].cpuset, "0-3");
+	assert_int_equal(p->ranks[0].numa_node, 0);
+	assert_string_equal(p->ranks[1].cpuset, "4-7");
+	assert_int_equal(p->ranks[1].numa_node, 1);
+	assert_int_equal(p->ranks[1].n_cores, 4);
+	assert_int_equal(p->n_lints, 0);
+	assert_int_equal(ll_plan_get(p, "NCCL_IB_HCA")->source, LL_SOURCE_PROBE);
+	assert_true(ll_plan_get(p, "NCCL_IB_HCA")->exported);
+	assert_false(ll_plan_get(p, "bind")->exported);
+	ll_plan_free(p);
+	fx_free(x);
+}
+
+/* mlx5_1 beside mlx5_10: the exact list names both; a prefix from the environment
+ * wins (it is the user's) but is linted. */
+static void t_prefix_trap(void **state)
+{
+	struct fx *x = fx_new(1, 4, 1);
+	struct ll_plan *p;
+	(void)state;
+
+	fx_rdma(x, "mlx5_1", LL_PORT_ACTIVE, LL_LINK_LAYER_INFINIBAND, 100);
+	fx_rdma(x, "mlx5_10", LL_PORT_ACTIVE, LL_LINK_LAYER_INFINIBAND, 100);
+	p = fx_plan(x);
+	assert_val(p, "NCCL_IB_HCA", "=mlx5_1:1,mlx5_10:1");
+	assert_reason_has(p, "NCCL_IB_HCA", "no GPUs");
+	ll_plan_free(p);
+
+	fx_env(x, "NCCL_IB_HCA=mlx5_1");
+	fx_env(x, "NCCL_SOCKET_IFNAME=eth");
+	p = fx_plan(x);
+	assert_val(p, "NCCL_IB_HCA", "mlx5_1");
+	assert_int_equal(ll_plan_get(p, "NCCL_IB_HCA")->source, LL_SOURCE_ENVIRONMENT);
+	assert_reason_has(p, "NCCL_IB_HCA", "probe chose '=mlx5_1:1,mlx5_10:1'");
+	assert_lint(p, LL_LINT_WARNING, "NCCL_IB_HCA", "'mlx5_1' also selects mlx5_10");
+	assert_lint(p, LL_LINT_WARNING, "NCCL_IB_HCA", "write '=mlx5_1'");
+	assert_lint(p, LL_LINT_WARNING, "NCCL_SOCKET_IFNAME", "'eth' matches no network interface");
+	ll_plan_free(p);
+	fx_free(x);
+
+	/* Names that do not exist, and a port the device lacks. */
+	x = fx_new(1, 4, 1);
+	fx_rdma(x, "mlx5_0", LL_PORT_ACTIVE, LL_LINK_LAYER_INFINIBAND, 100);
+	fx_env(x, "NCCL_IB_HCA==mlx5_0:2,mlx5_7:1");
+	p = fx_plan(x);
+	assert_lint(p, LL_LINT_WARNING, "NCCL_IB_HCA", "'mlx5_0' has no port 2");
+	assert_lint(p, LL_LINT_WARNING, "NCCL_IB_HCA", "'mlx5_7' names no RDMA device");
+	ll_plan_free(p);
+	fx_free(x);
+}
+
+static void t_down_and_minority(void **state)
+{
+	struct fx *x = fx_new(1, 4, 1);
+	struct ll_plan *p;
+	(void)state;
+
+	fx_rdma(x, "mlx5_0", LL_PORT_ACTIVE, LL_LINK_LAYER_INFINIBAND, 200);
+	fx_rdma(x, "mlx5_1", LL_PORT_DOWN, LL_LINK_LAYER_INFINIBAND, 200);
+	fx_rdma(x, "mlx5_2", LL_PORT_ACTIVE, LL_LINK_LAYER_INFINIBAND, 200);
+	fx_rdma(x, "mlx5_3", LL_PORT_ACTIVE, LL_LINK_LAYER_ETHERNET, 100);
+	p = fx_plan(x);
+	assert_val(p, "NCCL_IB_HCA", "=mlx5_0:1,mlx5_2:1");
+	assert_reason_has(p, "NCCL_IB_HCA", "mlx5_1:1 (DOWN)");
+	assert_reason_has(p, "NCCL_IB_HCA", "mlx5_3:1 (minority link layer Ethernet: 2 InfiniBand ports chosen)");
+	assert_val(p, "LLMLAUNCH_NET_GBPS", "400");
+	ll_plan_free(p);
+	fx_free(x);
+}
+
+static void t_no_rdma(void **state)
+{
+	struct fx *x = fx_new(1, 2, 1);
+	struct ll_plan *p;
+	(void)state;
+
+	fx_gpu(x, 0);
+	fx_netif(x, "eth0", LL_NETIF_ETHERNET, "10.1.1.1")->speed_mbps = 10000;
+	p = fx_plan(x);
+	assert_val(p, "NCCL_IB_DISABLE", "1");
+	assert_reason_has(p, "NCCL_IB_DISABLE", "no RDMA device");
+	assert_val(p, "NCCL_IB_HCA", NULL);
+	assert_val(p, "NCCL_NET_GDR_LEVEL", NULL);
+	assert_val(p, "LLMLAUNCH_NET", "socket");
+	assert_val(p, "LLMLAUNCH_NET_GBPS", "10");
+	ll_plan_free(p);
+	fx_free(x);
+
+	/* Every port down: disabled, and the reason names the port. */
+	x = fx_new(1, 2, 1);
+	fx_rdma(x, "mlx5_0", LL_PORT_DOWN, LL_LINK_LAYER_INFINIBAND, 200);
+	p = fx_plan(x);
+	assert_val(p, "NCCL_IB_DISABLE", "1");
+	assert_reason_has(p, "NCCL_IB_DISABLE", "mlx5_0:1 (DOWN)");
+	ll_plan_free(p);
+	fx_free(x);
+
+	/* States unknown: neither disabled nor listed; NCCL finds out. */
+	x = fx_new(1, 2, 1);
+	fx_rdma(x, "mlx5_0", LL_PORT_STATE_UNKNOWN, LL_LINK_LAYER_INFINIBAND, 200);
+	p = fx_plan(x);
+	assert_val(p, "NCCL_IB_DISABLE", NULL);
+	assert_val(p, "NCCL_IB_HCA", NULL);
+	assert_reason_has(p, "NCCL_IB_HCA", "mlx5_0:1 (state unknown)");
+	assert_val(p, "LLMLAUNCH_NET", "unknown");
+	ll_plan_free(p);
+	fx_free(x);
+}
+
+static void t_gdr(void **state)
+{
+	struct fx *x = two_gpu_ib();
+	struct ll_plan *p;
+	(void)state;
+
+	x->f.gdr_ready = LL_NO;
+	x->f.gdr_module = NULL;
+	p = fx_plan(x);
+	assert_val(p, "NCCL_NET_GDR_LEVEL", NULL);
+	assert_reason_has(p, "NCCL_NET_GDR_LEVEL", "not ready (neither nvidia_peermem nor nv_peer_mem is loaded)");
+	ll_plan_free(p);
+
+	x->f.gdr_ready = LL_UNKNOWN;
+	p = fx_plan(x);
+	assert_val(p, "NCCL_NET_GDR_LEVEL", NULL);
+	assert_reason_has(p, "NCCL_NET_GDR_LEVEL", "readiness unknown");
+	ll_plan_free(p);
+
+	/* GPU 1's only NIC hangs off the other socket's host bridge: NODE -> PHB. */
+	x->f.gdr_ready = LL_YES;
+	x->path[1][1] = LL_PATH_NODE;
+	p = fx_plan(x);
+	assert_val(p, "NCCL_NET_GDR_LEVEL", "PHB");
+	assert_reason_has(p, "NCCL_NET_GDR_LEVEL", "GPU 0000:20:00.0 to mlx5_1, NODE");
+	ll_plan_free(p);
+
+	/* A level from the environment that is too strict for the node. */
+	x->path[1][1] = LL_PATH_PXB;
+	fx_env(x, "NCCL_NET_GDR_LEVEL=PIX");
+	p = fx_plan(x);
+	assert_val(p, "NCCL_NET_GDR_LEVEL", "PIX");
+	assert_lint(p, LL_LINT_WARNING, "NCCL_NET_GDR_LEVEL", "PIX is stricter than this node needs");
+	assert_lint(p, LL_LINT_WARNING, "NCCL_NET_GDR_LEVEL", "use PXB");
+	ll_plan_free(p);
+	fx_free(x);
+}
+
+/* A storage HCA at SYS from every GPU, while each GPU has a PXB NIC. */
+static void t_far_nic(void **state)
+{
+	struct fx *x = fx_new(2, 4, 1);
+	struct ll_plan *p;
+	(void)state;
+
+	fx_gpu(x, 0);
+	fx_gpu(x, 1);
+	fx_rdma(x, "mlx5_0", LL_PORT_ACTIVE, LL_LINK_LAYER_INFINIBAND, 200);
+	fx_rdma(x, "mlx5_1", LL_PORT_ACTIVE, LL_LINK_LAYER_INFINIBAND, 200);
+	fx_rdma(x, "mlx5_2", LL_PORT_ACTIVE, LL_LINK_LAYER_INFINIBAND, 100);
+	x->path[0][0] = LL_PATH_PXB;
+	x->path[0][1] = LL_PATH_SYS;
+	x->path[0][2] = LL_PATH_SYS;
+	x->path[1][0] = LL_PATH_SYS;
+	x->path[1][1] = LL_PATH_PXB;
+	x->path[1][2] = LL_PATH_SYS;
+	x->f.gdr_ready = LL_YES;
+	p = fx_plan(x);
+	assert_val(p, "NCCL_IB_HCA", "=mlx5_0:1,mlx5_1:1");
+	assert_reason_has(p, "NCCL_IB_HCA", "mlx5_2:1 (not the nearest NIC of any GPU: at best SYS");
+	assert_val(p, "NCCL_NET_GDR_LEVEL", "PXB");
+	ll_plan_free(p);
+	fx_free(x);
+
+	/* A lone NIC far from one GPU still serves it. */
+	x = fx_new(2, 4, 1);
+	fx_gpu(x, 0);
+	fx_gpu(x, 1);
+	fx_rdma(x, "mlx5_0", LL_PORT_ACTIVE, LL_LINK_LAYER_INFINIBAND, 200);
+	x->path[0][0] = LL_PATH_PIX;
+	x->path[1][0] = LL_PATH_SYS;
+	x->f.gdr_ready = LL_YES;
+	p = fx_plan(x);
+	assert_val(p, "NCCL_IB_HCA", "=mlx5_0:1");
+	assert_val(p, "NCCL_NET_GDR_LEVEL", "SYS");
+	ll_plan_free(p);
+	fx_free(x);
+}
+
+static void t_roce_gid(void **state)
+{
+	struct fx *x = fx_new(1, 4, 1);
+	struct ll_plan *p;
+	int a, b;
+	(void)state;
+
+	a = fx_rdma(x, "mlx5_0", LL_PORT_ACTIVE, LL_LINK_LAYER_ETHERNET, 100);
+	b = fx_rdma(x, "mlx5_1", LL_PORT_ACTIVE, LL_LINK_LAYER_ETHERNET, 100);
+	for (int d = a; d <= b; d++) {
+		fx_gid(x, d, 0, LL_GID_TYPE_IB_ROCE_V1, false);
+		fx_gid(x, d, 1, LL_GID_TYPE_ROCE_V2, false);
+		fx_gid(x, d, 2, LL_GID_TYPE_IB_ROCE_V1, true);
+		fx_gid(x, d, 3, LL_GID_TYPE_ROCE_V2, true);
+	}
+	p = fx_plan(x);
+	assert_val(p, "NCCL_IB_HCA", "=mlx5_0:1,mlx5_1:1");
+	assert_val(p, "NCCL_IB_GID_INDEX", "3");
+	assert_val(p, "LLMLAUNCH_NET", "roce");
+	ll_plan_free(p);
+
+	/* mlx5_1's IPv4 GID moved to index 5: ports disagree, so no single index. */
+	x->gids[b][0][3].ipv4_mapped = false;
+	x->gids[b][0][3].link_local = true;
+	fx_gid(x, b, 5, LL_GID_TYPE_ROCE_V2, true);
+	p = fx_plan(x);
+	assert_val(p, "NCCL_IB_GID_INDEX", NULL);
+	assert_reason_has(p, "NCCL_IB_GID_INDEX", "ports disagree (mlx5_0:1 uses 3, mlx5_1:1 uses 5)");
+	assert_lint(p, LL_LINT_WARNING, "NCCL_IB_GID_INDEX", "differs between ports");
+	ll_plan_free(p);
+	fx_free(x);
+
+	/* GID types unknown (plain lstopo): unset, and said so. */
+	x = fx_new(1, 4, 1);
+	a = fx_rdma(x, "mlx5_0", LL_PORT_ACTIVE, LL_LINK_LAYER_ETHERNET, 25);
+	fx_gid(x, a, 0, LL_GID_TYPE_UNKNOWN, false);
+	p = fx_plan(x);
+	assert_val(p, "NCCL_IB_GID_INDEX", NULL);
+	assert_reason_has(p, "NCCL_IB_GID_INDEX", "GID types unknown on mlx5_0:1");
+	ll_plan_free(p);
+	fx_free(x);
+}
+
+/* Link layer not recorded: a LID means InfiniBand. */
+static void t_link_layer_inferred(void **state)
+{
+	struct fx *x = fx_new(1, 4, 1);
+	struct ll_plan *p;
+	(void)state;
+
+	fx_rdma(x, "mlx5_0", LL_PORT_ACTIVE, LL_LINK_LAYER_UNKNOWN, -1);
+	x->ports[0][0].lid = 0x153;
+	fx_rdma(x, "mlx5_1", LL_PORT_ACTIVE, LL_LINK_LAYER_UNKNOWN, -1);
+	p = fx_plan(x);
+	assert_val(p, "NCCL_IB_HCA", "=mlx5_0:1");
+	assert_reason_has(p, "NCCL_IB_HCA", "inferred");
+	assert_reason_has(p, "NCCL_IB_HCA", "mlx5_1:1 (link layer unknown while the chosen ports are InfiniBand)");
+	assert_val(p, "LLMLAUNCH_NET_GBPS", NULL);
+	ll_plan_free(p);
+	fx_free(x);
+}
+
+static void t_visible_devices(void **state)
+{
+	struct fx *x = fx_new(2, 8, 1);
+	struct ll_plan *p;
+	(void)state;
+
+	for (int i = 0; i < 4; i++)
+		fx_gpu(x, i / 2);
+	fx_env(x, "CUDA_VISIBLE_DEVICES=3,2");
+	p = fx_plan(x);
+	assert_val(p, "CUDA_VISIBLE_DEVICES", "3,2");
+	assert_int_equal(ll_plan_get(p, "CUDA_VISIBLE_DEVICES")->source, LL_SOURCE_ENVIRONMENT);
+	assert_reason_has(p, "CUDA_VISIBLE_DEVICES", "2 of 4 GPUs");
+	assert_int_equal(p->nproc_per_node, 2);
+	assert_int_equal(p->ranks[0].gpu, 3);
+	assert_int_equal(p->ranks[1].gpu, 2);
+	/* Both on NUMA node 1 (cores 8-15): four cores each, disjoint. */
+	assert_string_equal(p->ranks[0].cpuset, "8-11");
+	assert_string_equal(p->ranks[1].cpuset, "12-15");
+	assert_val(p, "OMP_NUM_THREADS", "4");
+	assert_val(p, "LLMLAUNCH_GPUS_PER_NODE", "2");
+	ll_plan_free(p);
+
+	/* UUIDs, then an invalid entry: CUDA stops there. */
+	x->n_env = 0;
+	fx_env(x, "CUDA_VISIBLE_DEVICES=GPU-000abc01,0,7,1");
+	p = fx_plan(x);
+	assert_int_equal(p->nproc_per_node, 2);
+	assert_int_equal(p->ranks[0].gpu, 1);
+	assert_int_equal(p->ranks[1].gpu, 0);
+	assert_lint(p, LL_LINT_ERROR, "CUDA_VISIBLE_DEVICES", "entry '7' in CUDA_VISIBLE_DEVICES: no such GPU index");
+	ll_plan_free(p);
+
+	/* Slurm's allocation when CUDA_VISIBLE_DEVICES is absent. */
+	x->n_env = 0;
+	fx_env(x, "SLURM_JOB_GPUS=0,1,2");
+	fx_env(x, "SLURM_STEP_GPUS=1");
+	p = fx_plan(x);
+	assert_val(p, "CUDA_VISIBLE_DEVICES", "1");
+	assert_reason_has(p, "CUDA_VISIBLE_DEVICES", "from SLURM_STEP_GPUS");
+	assert_int_equal(p->nproc_per_node, 1);
+	assert_int_equal(p->ranks[0].gpu, 1);
+	assert_string_equal(p->ranks[0].cpuset, "0-7");
+	ll_plan_free(p);
+
+	/* --set beats the environment. */
+	x->cli[x->n_cli++] = (struct ll_assignment){ "CUDA_VISIBLE_DEVICES", "0", "--set" };
+	p = fx_plan(x);
+	assert_val(p, "CUDA_VISIBLE_DEVICES", "0");
+	assert_int_equal(ll_plan_get(p, "CUDA_VISIBLE_DEVICES")->source, LL_SOURCE_CLI);
+	assert_int_equal(p->ranks[0].gpu, 0);
+	ll_plan_free(p);
+	fx_free(x);
+}
+
+static void t_precedence(void **state)
+{
+	struct fx *x = two_gpu_ib();
+	struct ll_plan *p;
+	const struct ll_setting *s;
+	(void)state;
+
+	x->profile[x->n_profile++] = (struct ll_assignment){ "NCCL_IB_HCA", "=mlx5_0:1", "site.yaml:4" };
+	x->profile[x->n_profile++] = (struct ll_assignment){ "NCCL_SOCKET_IFNAME", "auto", "site.yaml:5" };
+	x->profile[x->n_profile++] = (struct ll_assignment){ "NCCL_IB_TIMEOUT", "22", "site.yaml:6" };
+	x->profile[x->n_profile++] = (struct ll_assignment){ "bind", "core", "site.yaml:7" };
+	p = fx_plan(x);
+	s = ll_plan_get(p, "NCCL_IB_HCA");
+	assert_string_equal(s->value, "=mlx5_0:1");
+	assert_int_equal(s->source, LL_SOURCE_PROFILE);
+	assert_string_equal(s->origin, "site.yaml:4");
+	assert_reason_has(p, "NCCL_IB_HCA", "probe chose '=mlx5_0:1,mlx5_1:1'");
+	assert_val(p, "NCCL_SOCKET_IFNAME", "=eth0");
+	assert_int_equal(ll_plan_get(p, "NCCL_SOCKET_IFNAME")->source, LL_SOURCE_PROBE);
+	assert_val(p, "NCCL_IB_TIMEOUT", "22");
+	assert_true(ll_plan_get(p, "NCCL_IB_TIMEOUT")->exported);
+	assert_int_equal(p->bind, LL_BIND_CORE);
+	assert_string_equal(ll_plan_get(p, "bind")->origin, "site.yaml:7");
+	ll_plan_free(p);
+
+	fx_env(x, "NCCL_IB_HCA==mlx5_1:1");
+	fx_env(x, "NCCL_IB_TIMEOUT=20");
+	p = fx_plan(x);
+	assert_val(p, "NCCL_IB_HCA", "=mlx5_1:1");
+	assert_int_equal(ll_plan_get(p, "NCCL_IB_HCA")->source, LL_SOURCE_ENVIRONMENT);
+	assert_val(p, "NCCL_IB_TIMEOUT", "20");
+	ll_plan_free(p);
+
+	x->cli[x->n_cli++] = (struct ll_assignment){ "NCCL_IB_HCA", "=mlx5_0:1,mlx5_1:1", "--set" };
+	x->bind = LL_BIND_NONE;
+	x->bind_cli = true;
+	x->nproc = 1;
+	p = fx_plan(x);
+	s = ll_plan_get(p, "NCCL_IB_HCA");
+	assert_string_equal(s->value, "=mlx5_0:1,mlx5_1:1");
+	assert_int_equal(s->source, LL_SOURCE_CLI);
+	assert_reason_has(p, "NCCL_IB_HCA", "environment chose '=mlx5_1:1'");
+	assert_int_equal(p->bind, LL_BIND_NONE);
+	assert_int_equal(p->nproc_per_node, 1);
+	assert_int_equal(p->n_ranks, 1);
+	assert_null(p->ranks[0].cpuset);
+	assert_int_equal(p->ranks[0].numa_node, -1);
+
+	/* Stage 3 writes over the plan. */
+	ll_plan_set(p, "NCCL_SOCKET_IFNAME", "=ib0", LL_SOURCE_CLUSTER, NULL, "the interface every node has", true);
+	s = ll_plan_get(p, "NCCL_SOCKET_IFNAME");
+	assert_string_equal(s->value, "=ib0");
+	assert_int_equal(s->source, LL_SOURCE_CLUSTER);
+	ll_plan_set(p, "nnodes", "4", LL_SOURCE_CLUSTER, NULL, "agreed", false);
+	assert_int_equal(p->nnodes, 4);
+	ll_plan_free(p);
+	fx_free(x);
+}
+
+static void t_placement_modes(void **state)
+{
+	struct fx *x = fx_new(2, 4, 2); /* PUs: core c = {c, c+8} */
+	struct ll_plan *p;
+	(void)state;
+
+	/* CPU only, one worker: every core. */
+	p = fx_plan(x);
+	assert_val(p, "CUDA_DEVICE_ORDER", NULL);
+	assert_val(p, "nproc-per-node", "1");
+	assert_int_equal(ll_plan_get(p, "nproc-per-node")->source, LL_SOURCE_DEFAULT);
+	assert_string_equal(p->ranks[0].cpuset, "0-15");
+	assert_int_equal(p->ranks[0].numa_node, -1);
+	assert_val(p, "OMP_NUM_THREADS", "8");
+	ll_plan_free(p);
+
+	/* CPU only, two workers: one NUMA node each. */
+	x->nproc = 2;
+	p = fx_plan(x);
+	assert_string_equal(p->ranks[0].cpuset, "0-3,8-11");
+	assert_int_equal(p->ranks[0].numa_node, 0);
+	assert_string_equal(p->ranks[1].cpuset, "4-7,12-15");
+	assert_int_equal(p->ranks[1].numa_node, 1);
+	assert_val(p, "OMP_NUM_THREADS", "4");
+	ll_plan_free(p);
+
+	/* core mode: one hardware thread per core; cores-per-rank from --set. */
+	x->bind = LL_BIND_CORE;
+	x->bind_cli = true;
+	x->cli[x->n_cli++] = (struct ll_assignment){ "cores-per-rank", "3", "--set" };
+	p = fx_plan(x);
+	assert_string_equal(p->ranks[0].cpuset, "0-2");
+	assert_string_equal(p->ranks[1].cpuset, "3-5");
+	assert_int_equal(p->ranks[1].n_cores, 3);
+	assert_val(p, "OMP_NUM_THREADS", "3");
+	ll_plan_free(p);
+
+	/* More ranks than cores. */
+	x->n_cli = 0;
+	x->bind = LL_BIND_NUMA;
+	x->nproc = 10;
+	p = fx_plan(x);
+	assert_int_equal(p->n_ranks, 10);
+	assert_string_equal(p->ranks[9].cpuset, "1,9");
+	assert_lint(p, LL_LINT_WARNING, "nproc-per-node", "more ranks than cores");
+	ll_plan_free(p);
+	fx_free(x);
+}
+
+static void t_interfaces(void **state)
+{
+	struct fx *x = fx_new(1, 2, 1);
+	struct ll_netif *n;
+	struct ll_plan *p;
+	(void)state;
+
+	/* Only loopback and docker: fine for one node, an error for several. */
+	fx_netif(x, "docker0", LL_NETIF_DOCKER, "172.17.0.1");
+	fx_netif(x, "lo", LL_NETIF_LOOPBACK, "127.0.0.1");
+	n = fx_netif(x, "eth0", LL_NETIF_ETHERNET, NULL);
+	n->running = LL_NO;
+	p = fx_plan(x);
+	assert_val(p, "NCCL_SOCKET_IFNAME", "=lo");
+	assert_reason_has(p, "NCCL_SOCKET_IFNAME", "fine on a single node");
+	assert_reason_has(p, "NCCL_SOCKET_IFNAME", "eth0 (not running)");
+	ll_plan_free(p);
+	x->nnodes = 2;
+	p = fx_plan(x);
+	assert_val(p, "NCCL_SOCKET_IFNAME", NULL);
+	assert_val(p, "LLMLAUNCH_NNODES", "2");
+	assert_lint(p, LL_LINT_ERROR, "NCCL_SOCKET_IFNAME", "no interface for traffic between nodes");
+	ll_plan_free(p);
+	fx_free(x);
+
+	/* Addresses unknown: decided by kind and name, and said so; IPoIB after Ethernet. */
+	x = fx_new(1, 2, 1);
+	n = fx_netif(x, "ib0", LL_NETIF_INFINIBAND, NULL);
+	n->addrs_known = false;
+	n->operstate = NULL;
+	n->up = n->running = LL_UNKNOWN;
+	n = fx_netif(x, "enp1s0", LL_NETIF_UNKNOWN, NULL);
+	n->addrs_known = false;
+	n->operstate = NULL;
+	n->up = n->running = LL_UNKNOWN;
+	n->busid = "0000:01:00.0";
+	n->mac = "08:00:38:c0:46:b3";
+	p = fx_plan(x);
+	assert_val(p, "NCCL_SOCKET_IFNAME", "=enp1s0");
+	assert_reason_has(p, "NCCL_SOCKET_IFNAME", "state and addresses unknown");
+	assert_reason_has(p, "NCCL_SOCKET_IFNAME", "kind inferred from its 6-byte MAC");
+	ll_plan_free(p);
+	fx_free(x);
+
+	/* An Ethernet port with only IPv6 link-local is unaddressed; IPoIB wins. */
+	x = fx_new(1, 2, 1);
+	n = fx_netif(x, "eth0", LL_NETIF_ETHERNET, NULL);
+	n->addrs[0] = (struct ll_addr){ AF_INET6, "fe80::1", 64 };
+	n->n_addrs = 1;
+	fx_netif(x, "ib0", LL_NETIF_INFINIBAND, "10.9.0.1");
+	p = fx_plan(x);
+	assert_val(p, "NCCL_SOCKET_IFNAME", "=ib0");
+	assert_val(p, "GLOO_SOCKET_IFNAME", "ib0");
+	assert_reason_has(p, "NCCL_SOCKET_IFNAME", "eth0 (no address)");
+	ll_plan_free(p);
+	fx_free(x);
+}
+
+static void t_lint_debug(void **state)
+{
+	struct fx *x = two_gpu_ib();
+	struct ll_plan *p;
+	(void)state;
+
+	fx_env(x, "NCCL_DEBUG=TRACE");
+	fx_env(x, "NCCL_DEBUG_FILE=/tmp/nccl.%h.log");
+	fx_env(x, "NCCL_IB_DISABLE=1");
+	fx_env(x, "NCCL_P2P_DISABLE=1");
+	fx_env(x, "GLOO_SOCKET_IFNAME=eth7");
+	p = fx_plan(x);
+	assert_val(p, "NCCL_IB_DISABLE", "1");
+	assert_lint(p, LL_LINT_WARNING, "NCCL_DEBUG", "TRACE is for debugging NCCL itself");
+	assert_lint(p, LL_LINT_WARNING, "NCCL_DEBUG_FILE", "lacks %p");
+	assert_lint(p, LL_LINT_WARNING, "NCCL_IB_DISABLE", "while 2 InfiniBand ports are ACTIVE");
+	assert_lint(p, LL_LINT_WARNING, "NCCL_P2P_DISABLE", "peer-to-peer");
+	assert_lint(p, LL_LINT_WARNING, "GLOO_SOCKET_IFNAME", "'eth7' names no network interface");
+	ll_plan_free(p);
+
+	x->n_env = 0;
+	fx_env(x, "NCCL_DEBUG=INFO");
+	fx_env(x, "NCCL_DEBUG_SUBSYS=INIT,ALL");
+	p = fx_plan(x);
+	assert_lint(p, LL_LINT_WARNING, "NCCL_DEBUG_SUBSYS", "logs every subsystem");
+	ll_plan_free(p);
+	fx_free(x);
+}
+
+static void t_summary(void **state)
+{
+	struct fx *x = two_gpu_ib();
+	struct ll_buf b;
+	(void)state;
+
+	ll_buf_init(&b);
+	assert_int_equal(ll_plan_parallelism_summary(&x->f, &b), 0);
+	assert_string_equal(b.s, "2 GPUs per node, NVLink domain of 1; network between nodes: InfiniBand (400 Gb/s "
+				 "per node); 1 node. No NVLink between GPUs: tensor parallelism would cross PCIe; "
+				 "prefer data parallelism (FSDP/ZeRO sharding to save memory) and pipeline stages "
+				 "if the model does not fit one GPU.");
+	ll_buf_release(&b);
+	fx_free(x);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(t_ib_node),
+		cmocka_unit_test(t_prefix_trap),
+		cmocka_unit_test(t_down_and_minority),
+		cmocka_unit_test(t_no_rdma),
+		cmocka_unit_test(t_gdr),
+		cmocka_unit_test(t_far_nic),
+		cmocka_unit_test(t_roce_gid),
+		cmocka_unit_test(t_link_layer_inferred),
+		cmocka_unit_test(t_visible_devices),
+		cmocka_unit_test(t_precedence),
+		cmocka_unit_test(t_placement_modes),
+		cmocka_unit_test(t_interfaces),
+		cmocka_unit_test(t_lint_debug),
+		cmocka_unit_test(t_summary),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
