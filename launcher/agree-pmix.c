@@ -1,22 +1,25 @@
 /* The PMIx backend (srun --mpi=pmix, mpirun). One llmlaunch per node:
  *
  *   put  llmlaunch.r  the small record (digests, host key, candidate port, switch)
- *   commit, fence with PMIX_COLLECT_DATA          <- every node's record, tiny
- *   put  llmlaunch.s  the full summary, commit    <- NOT collected: fetched on demand
- *   fence without data                            <- every summary is committed now
- *   decide (agree.c): get peers' llmlaunch.s only where digests differ (direct modex)
- *   fence without data                            <- nobody launches before all decided
+ *   put  llmlaunch.s  the full summary: rank 0 only, everyone needs it
+ *   commit, fence with PMIX_COLLECT_DATA           <- tiny records + one summary
+ *   decide (agree.c) on the records
+ * and only when digests differ (the same test on every node, so fences stay matched):
+ *   put  llmlaunch.s  every node's summary, commit; fence without data
+ *   get  the summary of one node per odd digest    <- direct modex, on demand
+ *   fence without data                             <- nobody leaves while others read
+ * A homogeneous cluster thus costs one fence, as a bare PMIx exchange does, and the
+ * data each node receives grows by a few dozen bytes per node (DESIGN.md, stage 3).
  *
  * Slurm's PMIx server ignores PMIX_TIMEOUT on fences and defers a direct-modex get
  * until the peer commits, so every wait here is non-blocking with our own deadline.
- * Asking for a summary before its owner committed it raced under Slurm (answered
- * "not found", or never, in about one run of twenty at 16 nodes): the middle fence
- * rules that out, and gets are still retried, each try bounded, until the deadline. */
+ * A get is retried, each try bounded, until the deadline: an answer can be lost. */
 #include "agree-internal.h"
 
 #include <errno.h>
 #include <pmix.h>
 #include <pthread.h>
+#include <signal.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -235,7 +238,14 @@ static int fetch_summary(void *data, size_t i, const struct ll_summary **ret, st
 		return 0;
 	}
 	if (!st->cache[i]) {
-		r = get_remote(st, (pmix_rank_t)i, KEY_SUMMARY, &text, &rc);
+		if (i == 0) {
+			/* Collected by the first fence: in this process's cache already. */
+			pmix_proc_t p = rank_proc(st, 0);
+			rc = get_string(&p, KEY_SUMMARY, &text);
+			r = rc == PMIX_SUCCESS ? 0 : -EIO;
+		} else {
+			r = get_remote(st, (pmix_rank_t)i, KEY_SUMMARY, &text, &rc);
+		}
 		if (r < 0)
 			return ll_error_set(err, r, "cannot read the summary of node '%s' through PMIx: %s",
 					    st->nodes[i].name, PMIx_Error_string(rc));
@@ -245,6 +255,23 @@ static int fetch_summary(void *data, size_t i, const struct ll_summary **ret, st
 	}
 	*ret = st->cache[i];
 	return 0;
+}
+
+static bool have_summary(void *data, size_t i)
+{
+	struct pmix_state *st = data;
+
+	return i == 0 || i == st->me.rank || st->cache[i];
+}
+
+static int put_string(const char *key, char *value)
+{
+	pmix_value_t v;
+
+	PMIX_VALUE_CONSTRUCT(&v);
+	v.type = PMIX_STRING;
+	v.data.string = value;
+	return PMIx_Put(PMIX_GLOBAL, key, &v);
 }
 
 /* A fence with our own deadline. */
@@ -362,9 +389,14 @@ static int commit(double deadline, pmix_status_t *ret_rc)
 	pthread_t t;
 	int r;
 
+	sigset_t all, old;
+
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old); /* the helper takes no signals either */
 	r = pthread_create(&t, &attr, commit_thread, q);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	pthread_attr_destroy(&attr);
 	if (r != 0) {
 		request_free(q);
@@ -391,14 +423,22 @@ int agree_pmix_run(const struct ll_summary *self, const struct ll_agree_node *re
 	struct pmix_state st = { .self = self };
 	struct ll_agree_result res = { 0 };
 	pmix_proc_t wild;
-	pmix_value_t v;
 	pmix_status_t rc;
 	uint32_t n_nodes = 0, local = 0;
 	double timeout = o->timeout_s > 0 ? o->timeout_s : LL_AGREE_DEFAULT_TIMEOUT, t0 = mono_now(), t_fence;
+	sigset_t all_signals, old_mask;
+	bool odd = false;
 	_cleanup_free_ char *record = NULL, *summary = NULL;
 	int r;
 
+	/* Threads start with their creator's signal mask. libpmix's progress thread must
+	 * never take a signal meant for this process: the supervisor later waits for
+	 * SIGCHLD and forwarded signals on a signalfd, which only sees signals that every
+	 * thread blocks (a SIGCHLD taken by that thread left torchrun a zombie, unseen). */
+	sigfillset(&all_signals);
+	pthread_sigmask(SIG_BLOCK, &all_signals, &old_mask);
 	rc = PMIx_Init(&st.me, NULL, 0);
+	pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
 	if (rc != PMIX_SUCCESS) {
 		r = pmix_fail(err, rc, "cannot connect to the launcher's PMIx server");
 		ll_error_hint(err, "PMIX_* variables are set but no server answers; unset them to run without PMIx");
@@ -430,12 +470,12 @@ int agree_pmix_run(const struct ll_summary *self, const struct ll_agree_node *re
 		goto out;
 	}
 
-	/* Phase 1: the small record, collected by everyone. */
+	/* The small record from everyone, the full summary from rank 0 (everyone reads it). */
 	record = ll_agree_node_format(rec);
-	PMIX_VALUE_CONSTRUCT(&v);
-	v.type = PMIX_STRING;
-	v.data.string = record;
-	rc = PMIx_Put(PMIX_GLOBAL, KEY_RECORD, &v);
+	summary = ll_summary_serialize(self);
+	rc = put_string(KEY_RECORD, record);
+	if (rc == PMIX_SUCCESS && st.me.rank == 0)
+		rc = put_string(KEY_SUMMARY, summary);
 	r = rc == PMIX_SUCCESS ? commit(st.deadline, &rc) : -EIO;
 	if (r == -ETIMEDOUT) {
 		r = ll_error_set(err, -ETIMEDOUT,
@@ -461,31 +501,6 @@ int agree_pmix_run(const struct ll_summary *self, const struct ll_agree_node *re
 		goto out;
 	}
 
-	/* Phase 2: the full summary, fetched only by those who need it. */
-	summary = ll_summary_serialize(self);
-	v.data.string = summary;
-	rc = PMIx_Put(PMIX_GLOBAL, KEY_SUMMARY, &v);
-	r = rc == PMIX_SUCCESS ? commit(st.deadline, &rc) : -EIO;
-	if (r == -ETIMEDOUT) {
-		r = ll_error_set(err, -ETIMEDOUT, "agreement timed out after %.0f s publishing this node's summary",
-				 mono_now() - t0);
-		goto out;
-	}
-	if (r < 0) {
-		r = pmix_fail(err, rc, "cannot publish this node's summary through PMIx");
-		goto out;
-	}
-	r = fence(false, st.deadline, &rc);
-	if (r == -ETIMEDOUT) {
-		r = ll_error_set(err, -ETIMEDOUT,
-				 "agreement timed out after %.0f s: a node stopped between the two exchanges", timeout);
-		goto out;
-	}
-	if (r < 0) {
-		r = pmix_fail(err, rc, "the second PMIx fence failed");
-		goto out;
-	}
-
 	st.nodes = ll_calloc(st.size, sizeof(*st.nodes));
 	st.cache = ll_calloc(st.size, sizeof(*st.cache));
 	for (uint32_t i = 0; i < st.size; i++) {
@@ -503,30 +518,51 @@ int agree_pmix_run(const struct ll_summary *self, const struct ll_agree_node *re
 		r = ll_agree_node_parse(text, st.nodes[i].name, &st.nodes[i], err);
 		if (r < 0)
 			goto out;
+		odd |= st.nodes[i].hw_digest != st.nodes[0].hw_digest || st.nodes[i].net_digest != st.nodes[0].net_digest;
+	}
+
+	if (odd) {
+		/* Some node differs: publish every summary, wait until all are committed (a get
+		 * that overtakes its commit is answered "not found", or never), then read. */
+		if (st.me.rank != 0) {
+			rc = put_string(KEY_SUMMARY, summary);
+			r = rc == PMIX_SUCCESS ? commit(st.deadline, &rc) : -EIO;
+			if (r < 0) {
+				r = r == -ETIMEDOUT ? ll_error_set(err, r, "agreement timed out after %.0f s publishing "
+									  "this node's summary", mono_now() - t0)
+						    : pmix_fail(err, rc, "cannot publish this node's summary through PMIx");
+				goto out;
+			}
+		}
+		r = fence(false, st.deadline, &rc);
+		if (r < 0) {
+			r = r == -ETIMEDOUT ? ll_error_set(err, r, "agreement timed out after %.0f s: a node stopped "
+								  "between the two exchanges", timeout)
+					    : pmix_fail(err, rc, "the second PMIx fence failed");
+			goto out;
+		}
 	}
 	{
 		struct ll_agree_input in = {
 			.nodes = st.nodes, .n_nodes = st.size, .self = st.me.rank, .strict = o->strict,
-			.fetch = fetch_summary, .fetch_data = &st,
+			.fetch = fetch_summary, .have = have_summary, .fetch_data = &st,
 		};
 		r = ll_agree_decide(&in, &res, err);
-		if (r < 0)
-			goto out;
 	}
-
-	/* Nobody launches before everyone has decided (and read what it needed from the others). */
-	r = fence(false, st.deadline, &rc);
-	if (r == -ETIMEDOUT) {
-		r = ll_error_set(err, -ETIMEDOUT,
-				 "agreement timed out after %.0f s: not every node finished deciding (one may have "
-				 "stopped with an error of its own)",
-				 timeout);
+	if (odd) {
+		/* Everyone stays until everyone has read what it needed; a node that failed
+		 * alone (it could not read a peer) makes the others time out here, so nobody
+		 * launches without the rest. */
+		pmix_status_t frc;
+		int fr = fence(false, st.deadline, &frc);
+		if (r >= 0 && fr < 0) {
+			r = fr == -ETIMEDOUT ? ll_error_set(err, fr, "agreement timed out after %.0f s: not every node "
+								     "finished deciding", timeout)
+					     : pmix_fail(err, frc, "the closing PMIx fence failed");
+		}
+	}
+	if (r < 0)
 		goto out;
-	}
-	if (r < 0) {
-		r = pmix_fail(err, rc, "the closing PMIx fence failed");
-		goto out;
-	}
 
 	ret->backend = LL_AGREE_PMIX;
 	ret->nnodes = (int)st.size;

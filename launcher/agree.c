@@ -124,7 +124,7 @@ static int cmp_digest(const void *a, const void *b)
 struct group {
 	size_t *members; /* launcher indices, ascending */
 	size_t n;
-	const struct ll_summary *rep; /* summary of members[0] */
+	const struct ll_summary *rep; /* summary of one member (equal digests: any will do) */
 };
 
 static void groups_free(struct group *g, size_t n)
@@ -177,6 +177,20 @@ static int fetch(struct fetcher *f, size_t i, const struct ll_summary **ret, str
 	if (r == 0)
 		f->n_fetched++;
 	return r;
+}
+
+/* Equal digests mean equal summaries for what is compared: read whichever member is
+ * cheapest, this node or one the backend already holds, before asking a peer. */
+static size_t group_rep(const struct fetcher *f, const struct group *g)
+{
+	for (size_t k = 0; k < g->n; k++)
+		if (g->members[k] == f->in->self)
+			return g->members[k];
+	if (f->in->have)
+		for (size_t k = 0; k < g->n; k++)
+			if (f->in->have(f->in->fetch_data, g->members[k]))
+				return g->members[k];
+	return g->members[0];
 }
 
 static const char *node_name(const struct ll_agree_node *nodes, size_t i, char buf[32])
@@ -403,7 +417,7 @@ static int check_homogeneity(const struct ll_agree_input *in, struct fetcher *f,
 	if (n_groups == 1)
 		goto out;
 	for (size_t i = 0; i < n_groups; i++) {
-		r = fetch(f, groups[i].members[0], &groups[i].rep, err);
+		r = fetch(f, group_rep(f, &groups[i]), &groups[i].rep, err);
 		if (r < 0)
 			goto out;
 	}
@@ -511,7 +525,7 @@ static int choose_network(const struct ll_agree_input *in, struct fetcher *f, si
 
 	groups = group_by(in->nodes, in->n_nodes, true, &n_groups);
 	for (size_t i = 0; i < n_groups; i++) {
-		r = fetch(f, groups[i].members[0], &groups[i].rep, err);
+		r = fetch(f, group_rep(f, &groups[i]), &groups[i].rep, err);
 		if (r < 0)
 			goto out;
 	}

@@ -7,11 +7,14 @@
 #include <getopt.h>
 #include <limits.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "llmlaunch/cli.h"
 #include "llmlaunch/launch.h"
+#include "llmlaunch/ncclwatch.h"
 #include "llmlaunch/output.h"
 #include "llmlaunch/plan.h"
 #include "llmlaunch/plancmd.h"
@@ -30,6 +33,7 @@ enum {
 	OPT_JSON,
 	OPT_GRACE,
 	OPT_MODULE,
+	OPT_ON_FALLBACK,
 	OPT_TORCHRUN = 0x2000, /* + index into ll_torchrun_options */
 };
 
@@ -38,6 +42,7 @@ struct run_options {
 	const char *module;
 	bool dry_run, exec, json;
 	double grace_s;
+	enum ll_fallback_policy on_fallback;
 	struct ll_plan_cmd_options plan; /* --set, --bind, and --nproc-per-node when a number */
 	struct ll_torchrun_arg *user;
 	size_t n_user;
@@ -76,6 +81,8 @@ static void usage(FILE *f)
 		"  --exec                 replace llmlaunch with torchrun instead of supervising it\n"
 		"  --grace SECONDS        after forwarding a stop signal, SIGKILL the job this much\n"
 		"                         later (default 15)\n"
+		"  --on-fallback warn|stop  when NCCL's logs show it fell back to sockets where the\n"
+		"                         plan expected InfiniBand or RoCE: warn (default) or stop\n"
 		LL_COMMON_HELP
 		LL_AGREE_HELP
 		"\n"
@@ -86,7 +93,9 @@ static void usage(FILE *f)
 		"\n"
 		"Each worker sees every planned GPU in PCI bus order (CUDA_DEVICE_ORDER=PCI_BUS_ID)\n"
 		"and uses the one at index LOCAL_RANK. SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and\n"
-		"SIGUSR2 are forwarded to torchrun and its workers. Exit status: the job's (128+N\n"
+		"SIGUSR2 are forwarded to torchrun and its workers. Unless NCCL_DEBUG or\n"
+		"NCCL_DEBUG_FILE is set, NCCL logs at INFO into the job's directory and llmlaunch\n"
+		"reports the transport each node really uses. Exit status: the job's (128+N\n"
 		"when it ended by signal N), 1 when llmlaunch could not start it, 2 for usage errors.\n"
 		"\n"
 		"Examples:\n"
@@ -110,6 +119,7 @@ static struct option *build_longopts(void)
 		{ "set", required_argument, NULL, LL_OPT_SET },
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "grace", required_argument, NULL, OPT_GRACE },
+		{ "on-fallback", required_argument, NULL, OPT_ON_FALLBACK },
 		LL_COMMON_LONG_OPTIONS,
 		LL_AGREE_LONG_OPTIONS,
 	};
@@ -218,6 +228,12 @@ static int parse_argv(int argc, char **argv, struct ll_ctx *ctx, struct run_opti
 			o->grace_s = v;
 			break;
 		}
+		case OPT_ON_FALLBACK:
+			if (ll_fallback_policy_parse(optarg, &o->on_fallback) < 0) {
+				ll_errorf("--on-fallback '%s': expected warn or stop", optarg);
+				r = -EINVAL;
+			}
+			break;
 		case 'r':
 			add_user(o, ll_torchrun_option_find("redirects"), optarg);
 			break;
@@ -372,19 +388,45 @@ static int find_program(const char *name, char **ret, struct ll_error *err)
 	return ll_error_set(err, -ENOENT, "cannot find interpreter '%s' in PATH", name);
 }
 
+#define TORCH_CHECK_CODE "import importlib.util,sys; sys.exit(importlib.util.find_spec('torch') is None)"
+
+/* Start checking that `python` can import torch; the interpreter's start-up (~20 ms)
+ * then overlaps the probe. *ret_pid is 0 when the check could not start (the
+ * synchronous check reports why). */
+static void torch_check_start(const char *python, pid_t *ret_pid)
+{
+	char *argv[] = { (char *)python, "-c", TORCH_CHECK_CODE, NULL };
+
+	*ret_pid = 0;
+	if (ll_run_quiet_start(argv, ret_pid, NULL) < 0)
+		*ret_pid = 0;
+}
+
+static void torch_check_cancel(pid_t *pid)
+{
+	if (*pid > 0) {
+		kill(*pid, SIGKILL);
+		waitpid(*pid, NULL, 0);
+	}
+	*pid = 0;
+}
+
 static int torch_importable(const char *python, int *ret_status, struct ll_error *err)
 {
-	char *argv[] = { (char *)python, "-c",
-			 "import importlib.util,sys; sys.exit(importlib.util.find_spec('torch') is None)", NULL };
+	char *argv[] = { (char *)python, "-c", TORCH_CHECK_CODE, NULL };
 
 	return ll_run_quiet(argv, TORCH_CHECK_TIMEOUT_S, ret_status, err);
 }
 
-static int check_torch(const char *python, struct ll_error *err)
+/* `started` is the pid of a check of this same interpreter started earlier, or 0. */
+static int check_torch(const char *python, pid_t started, struct ll_error *err)
 {
 	int st = 0, r;
 
-	r = torch_importable(python, &st, err);
+	if (started > 0)
+		r = ll_run_quiet_wait(started, python, TORCH_CHECK_TIMEOUT_S, &st, err);
+	else
+		r = torch_importable(python, &st, err);
 	if (r < 0)
 		return r;
 	if (st == 0)
@@ -597,6 +639,40 @@ static char *self_exe(struct ll_error *err)
 	return ll_strdup(buf);
 }
 
+/* ---- the NCCL log watcher ---- */
+
+static int watch_nccl(void *data)
+{
+	struct ll_ncclwatch *w = data;
+
+	if (ll_ncclwatch_poll(w, stderr) != 1)
+		return 0;
+	ll_errorf("%s", ll_ncclwatch_stop_reason(w));
+	return 1;
+}
+
+/* Keep NCCL's logs only when the job failed: that is when someone reads them. */
+static void nccl_logs_done(const char *dir, bool keep)
+{
+	DIR *d;
+	struct dirent *e;
+
+	if (keep) {
+		ll_errorf("NCCL logs kept in '%s' (read them with 'llmlaunch logs %s')", dir, dir);
+		return;
+	}
+	if (!(d = opendir(dir)))
+		return;
+	while ((e = readdir(d))) {
+		if (ll_startswith(e->d_name, LL_NCCLWATCH_FILE_PREFIX)) {
+			char *p = ll_asprintf("%s/%s", dir, e->d_name);
+			unlink(p);
+			free(p);
+		}
+	}
+	closedir(d);
+}
+
 /* --python, else $LLMLAUNCH_PYTHON, else a profile's "python", else python3. */
 static const char *choose_python(const struct run_options *o, const struct ll_plan *plan)
 {
@@ -617,7 +693,10 @@ int cmd_run(int argc, char **argv, struct ll_ctx *ctx)
 	struct run_options o = { .grace_s = DEFAULT_GRACE_S };
 	_cleanup_(ll_plan_freep) struct ll_plan *plan = NULL;
 	_cleanup_(ll_launch_freep) struct ll_launch *launch = NULL;
-	_cleanup_free_ char *python = NULL, *self = NULL, *logdir = NULL, *statusdir = NULL;
+	_cleanup_free_ char *early_python = NULL;
+	pid_t early_check = 0;
+	_cleanup_free_ char *python = NULL, *self = NULL, *logdir = NULL, *statusdir = NULL, *nccldir = NULL;
+	_cleanup_(ll_ncclwatch_freep) struct ll_ncclwatch *watch = NULL;
 	struct ll_cluster cluster = { 0 };
 	struct ll_error err = { 0 };
 	struct ll_launch_request req;
@@ -637,6 +716,11 @@ int cmd_run(int argc, char **argv, struct ll_ctx *ctx)
 		status = LL_EXIT_USAGE;
 		goto fail;
 	}
+	/* Only a real launch pays for starting the interpreter (~20 ms), and it starts
+	 * now so that it overlaps the probe; a profile's choice of interpreter (known
+	 * after planning) makes it start again. */
+	if (!o.dry_run && find_program(choose_python(&o, NULL), &early_python, NULL) == 0)
+		torch_check_start(early_python, &early_check);
 	r = ll_ctx_plan(ctx, &o.plan, environ, &plan, NULL, &err);
 	if (r < 0)
 		goto fail;
@@ -682,6 +766,23 @@ int cmd_run(int argc, char **argv, struct ll_ctx *ctx)
 	r = ll_launch_build(plan, &cluster, &req, &launch, &err);
 	if (r < 0)
 		goto fail_dir;
+	if (!o.exec) {
+		char *add[2];
+
+		/* The user's own NCCL_DEBUG/NCCL_DEBUG_FILE (inherited or --set) win;
+		 * then there is nothing of ours to watch. */
+		nccldir = ll_asprintf("%s/nccl", logdir);
+		if (ll_ncclwatch_env(nccldir, launch->envp, add)) {
+			for (int i = 0; i < 2; i++) {
+				char *eq = strchr(add[i], '=');
+				*eq = 0;
+				ll_launch_setenv(launch, add[i], eq + 1);
+				free(add[i]);
+			}
+		} else {
+			free(LL_TAKE(nccldir));
+		}
+	}
 	print_warnings(plan, launch);
 
 	if (o.dry_run) {
@@ -689,8 +790,10 @@ int cmd_run(int argc, char **argv, struct ll_ctx *ctx)
 		goto out;
 	}
 
-	/* Only a real launch pays for starting the interpreter once (~20 ms). */
-	r = check_torch(python, &err);
+	if (early_check > 0 && strcmp(early_python, python) != 0)
+		torch_check_cancel(&early_check);
+	r = check_torch(python, early_check, &err);
+	early_check = 0; /* reaped */
 	if (r < 0)
 		goto fail_dir;
 
@@ -701,9 +804,24 @@ int cmd_run(int argc, char **argv, struct ll_ctx *ctx)
 		ll_error_set(&err, -errno, "cannot run '%s': %s", launch->argv[0], strerror(errno));
 		goto fail_dir;
 	}
-	{
-		struct ll_supervise_options so = { .grace_s = o.grace_s, .notify = notify_stderr };
+	if (nccldir) {
+		enum ll_net_expect expect = ll_ncclwatch_expect_from_plan(ll_plan_value(plan, "LLMLAUNCH_NET"),
+									  ll_plan_value(plan, "NCCL_NET"),
+									  ll_plan_value(plan, "NCCL_IB_DISABLE"));
 
+		r = ll_ncclwatch_new(nccldir, expect, o.on_fallback, &watch, &err);
+		if (r < 0)
+			goto fail_dir;
+	}
+	{
+		struct ll_supervise_options so = {
+			.grace_s = o.grace_s,
+			.notify = notify_stderr,
+			.watch = watch ? watch_nccl : NULL,
+			.watch_data = watch,
+			.watch_fd = watch ? ll_ncclwatch_fd(watch) : -1,
+			.watch_interval_ms = LL_NCCLWATCH_INTERVAL_MS,
+		};
 		int worker_status, rank;
 
 		r = ll_supervise(launch->argv, launch->envp, &so, &status, &err);
@@ -713,6 +831,10 @@ int cmd_run(int argc, char **argv, struct ll_ctx *ctx)
 		 * failing worker's own. Statuses above 128 are signals and stay. */
 		if (ll_worker_status_collect(statusdir, &worker_status, &rank) == 1 && status == 1)
 			status = worker_status;
+	}
+	if (watch) {
+		ll_ncclwatch_finish(watch, stderr);
+		nccl_logs_done(nccldir, status != 0 && ll_ncclwatch_verdict(watch)->files > 0);
 	}
 	rmdir_empty_tree(logdir, 0);
 	goto out;
@@ -727,6 +849,7 @@ fail:
 	ll_report(&err);
 	ll_error_clear(&err);
 out:
+	torch_check_cancel(&early_check);
 	ll_cluster_release(&cluster);
 	run_options_release(&o);
 	return status;

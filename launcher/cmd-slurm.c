@@ -1,6 +1,6 @@
 /* `llmlaunch slurm prolog` (slurm.conf Prolog=, root, at allocation) and
- * `llmlaunch slurm task-prolog` (TaskProlog=, as the user, before each task).
- * docs/slurm.md is the admin's guide.
+ * `llmlaunch slurm task-prolog` (TaskProlog=, as the user, before each task; in
+ * cmd-slurm-task-prolog.c). docs/slurm.md is the admin's guide.
  *
  * Exit status is the contract with Slurm, so it is stricter than elsewhere:
  *   prolog       1 only for a node fault (Slurm drains the node and requeues the job);
@@ -13,11 +13,9 @@
 #include <syslog.h>
 #include <unistd.h>
 
-#include "llmlaunch/envfmt.h"
-#include "llmlaunch/plancmd.h"
+#include "llmlaunch/cli.h"
 #include "llmlaunch/slurm.h"
-
-extern char **environ;
+#include "slurm-cmd.h"
 
 static const char slurm_usage[] =
 	"usage: llmlaunch slurm prolog [OPTIONS]         (slurm.conf: Prolog=, as root)\n"
@@ -50,8 +48,8 @@ static const char prolog_usage[] =
 	"\n"
 	"Options:\n"
 	"  --state-dir DIR   where the snapshot goes (default " LL_SLURM_STATE_DIR ")\n"
-	"  --timeout S       give the probe at most S seconds (default 20; keep it well\n"
-	"                    under slurm.conf's PrologEpilogTimeout)\n"
+	"  --timeout S       give the probe at most S seconds (default 8; keep it under\n"
+	"                    slurm.conf's MessageTimeout)\n"
 	"  --no-drain-reason do not run 'scontrol update' on a fault (Slurm's advice is that\n"
 	"                    prologs call no Slurm commands; the reason is then \"Prolog error\")\n"
 	"  --scontrol PATH   scontrol to run (default: $PATH, /usr/bin, /usr/local/bin)\n"
@@ -61,28 +59,6 @@ static const char prolog_usage[] =
 	"Examples:\n"
 	"  llmlaunch slurm prolog --state-dir /tmp/ll --no-drain-reason   # try it by hand\n"
 	"  llmlaunch slurm prolog --profile /etc/llmlaunch/site.yaml\n";
-
-static const char task_prolog_usage[] =
-	"usage: llmlaunch slurm task-prolog [--state-dir DIR] [--set NAME=VALUE]... [--bind MODE]\n"
-	"                                   [--profile P]... [--topology FILE | --fsroot DIR]\n"
-	"\n"
-	"Slurm's TaskProlog (slurm.conf: TaskProlog=). Plans this node for this job from\n"
-	"the snapshot the Prolog saved (DIR/" LL_SLURM_SNAPSHOT_NAME "; a fresh probe when\n"
-	"there is none) and the job's variables (SLURM_STEP_GPUS, SLURM_NNODES ...), and\n"
-	"prints 'export NAME=value' lines, which Slurm applies to the task, and 'print TEXT'\n"
-	"lines for warnings (first task of each node only). A value with a newline cannot be\n"
-	"carried by the protocol: it is left out with a warning. Values already in the\n"
-	"task's environment win. Exits 0 even when planning fails (it prints why), because\n"
-	"a failing TaskProlog would kill the task.\n"
-	"\n"
-	"Options:\n"
-	"  --state-dir DIR   where the Prolog saved the snapshot (default " LL_SLURM_STATE_DIR ")\n"
-	LL_PLAN_HELP
-	LL_COMMON_HELP
-	"  -h, --help        show this help\n"
-	"\n"
-	"Example:\n"
-	"  SLURM_STEP_GPUS=0,1 llmlaunch slurm task-prolog --state-dir /tmp/ll\n";
 
 enum {
 	OPT_STATE_DIR = 1,
@@ -377,7 +353,8 @@ static int cmd_prolog(int argc, char **argv, struct ll_ctx *ctx)
 			   node);
 	if (status != 0 || !res.summary) {
 		if (res.n_problems == 0 || status != 0)
-			prolog_log(LOG_ERR, "slurm prolog: the probe ended with status %d before its verdict: not draining node '%s'",
+			prolog_log(LOG_ERR,
+				   "slurm prolog: the probe ended with status %d before its verdict: not draining node '%s'",
 				   status, node);
 		prolog_result_release(&res);
 		return LL_EXIT_OK;
@@ -404,7 +381,8 @@ static int cmd_prolog(int argc, char **argv, struct ll_ctx *ctx)
 		_cleanup_free_ char *reason = ll_asprintf("llmlaunch: %s", line);
 
 		if (!scontrol)
-			prolog_log(LOG_WARNING, "slurm prolog: no scontrol found%s%s: the drain reason stays \"Prolog error\"",
+			prolog_log(LOG_WARNING,
+				   "slurm prolog: no scontrol found%s%s: the drain reason stays \"Prolog error\"",
 				   o.scontrol ? " at " : "", o.scontrol ? o.scontrol : "");
 		else if (ll_slurm_drain(scontrol, node, reason, 10.0, &err) < 0) {
 			prolog_log(LOG_WARNING, "slurm prolog: cannot set the drain reason: %s", err.message);
@@ -419,190 +397,6 @@ static int cmd_prolog(int argc, char **argv, struct ll_ctx *ctx)
 	return LL_EXIT_FAILURE;
 }
 
-/* ---- task-prolog ---- */
-
-struct task_prolog_options {
-	const char *state_dir;
-	struct ll_plan_cmd_options plan;
-};
-
-static int task_prolog_parse(int argc, char **argv, struct ll_ctx *ctx, struct task_prolog_options *o)
-{
-	static const struct option longopts[] = {
-		{ "state-dir", required_argument, NULL, OPT_STATE_DIR },
-		{ "help", no_argument, NULL, 'h' },
-		LL_PLAN_LONG_OPTIONS,
-		LL_COMMON_LONG_OPTIONS,
-		{ 0 },
-	};
-	struct ll_error err = { 0 };
-	int c, r;
-
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-		switch (c) {
-		case OPT_STATE_DIR:
-			o->state_dir = optarg;
-			break;
-		case 'h':
-			fputs(task_prolog_usage, stdout);
-			return 0;
-		case '?':
-			ll_errorf("slurm task-prolog: unknown option '%s'", argv[optind - 1]);
-			return -EINVAL;
-		case ':':
-			ll_errorf("slurm task-prolog: option '%s' needs a value", argv[optind - 1]);
-			return -EINVAL;
-		default:
-			r = ll_plan_cmd_option(&o->plan, c, optarg, &err);
-			if (r < 0) {
-				ll_errorf("slurm task-prolog: %s", err.message);
-				ll_error_clear(&err);
-				return r;
-			}
-			if (r == 0 && !ll_ctx_common_option(ctx, c, optarg)) {
-				ll_errorf("slurm task-prolog: option '%s' is not supported here", argv[optind - 1]);
-				return -EINVAL;
-			}
-		}
-	}
-	if (optind < argc) {
-		ll_errorf("slurm task-prolog: unexpected argument '%s'", argv[optind]);
-		return -EINVAL;
-	}
-	if (ctx->probe.topology_file && ctx->probe.fsroot) {
-		ll_errorf("slurm task-prolog: --topology and --fsroot exclude each other");
-		return -EINVAL;
-	}
-	return 1;
-}
-
-/* `print TEXT` shows TEXT in the task's output; it must stay on its line. */
-static void add_print(struct ll_buf *out, const char *fmt, ...) LL_PRINTF(2, 3);
-static void add_print(struct ll_buf *out, const char *fmt, ...)
-{
-	struct ll_buf b;
-	va_list ap;
-
-	ll_buf_init(&b);
-	va_start(ap, fmt);
-	ll_buf_vaddf(&b, fmt, ap);
-	va_end(ap);
-	ll_buf_add(out, "print ");
-	for (const char *c = b.s; *c; c++)
-		ll_buf_addc(out, *c == '\n' || *c == '\r' ? ' ' : *c);
-	ll_buf_addc(out, '\n');
-	ll_buf_release(&b);
-}
-
-/* The node plan says 1 node; the job knows better, and a user's own torchrun line
- * wants --nnodes $LLMLAUNCH_NNODES --node_rank $LLMLAUNCH_NODE_RANK. No network
- * and no PMIx here: a TaskProlog runs before the task's PMIx client exists. */
-static void apply_job(struct ll_plan *plan)
-{
-	const char *nnodes = getenv("SLURM_STEP_NUM_NODES");
-	const char *nodeid = getenv("SLURM_NODEID");
-	const struct ll_setting *s = ll_plan_get(plan, "LLMLAUNCH_NNODES");
-
-	if (!nnodes || !*nnodes)
-		nnodes = getenv("SLURM_JOB_NUM_NODES");
-	if (!nnodes || !*nnodes || strspn(nnodes, "0123456789") != strlen(nnodes))
-		return;
-	if (!s || s->source <= LL_SOURCE_PROBE)
-		ll_plan_set(plan, "LLMLAUNCH_NNODES", nnodes, LL_SOURCE_CLUSTER, NULL, "nodes in the Slurm step", true);
-	if (nodeid && *nodeid && strspn(nodeid, "0123456789") == strlen(nodeid) &&
-	    !ll_plan_value(plan, "LLMLAUNCH_NODE_RANK"))
-		ll_plan_set(plan, "LLMLAUNCH_NODE_RANK", nodeid, LL_SOURCE_CLUSTER, NULL, "SLURM_NODEID", true);
-}
-
-static int task_prolog_output(const struct ll_plan *plan, bool warnings, struct ll_buf *out)
-{
-	struct ll_error err = { 0 };
-
-	for (size_t i = 0; i < plan->n_settings; i++) {
-		const struct ll_setting *s = &plan->settings[i];
-		struct ll_buf line;
-
-		const char *have;
-
-		if (!s->exported || !s->value)
-			continue;
-		/* The TaskProlog runs with the task's environment: what the task already
-		 * has (the user's own NCCL_IB_HCA) needs no line, and must not draw a
-		 * warning when the protocol cannot carry it. */
-		have = getenv(s->name);
-		if (have && strcmp(have, s->value) == 0)
-			continue;
-		ll_buf_init(&line);
-		ll_buf_addf(&line, "export %s=", s->name);
-		if (ll_env_quote(LL_ENV_SLURM, s->name, s->value, &line, &err) < 0) {
-			if (warnings)
-				add_print(out, "llmlaunch: warning: %s not exported: its value has a newline, which a TaskProlog "
-					       "cannot express",
-					  s->name);
-			ll_error_clear(&err);
-		} else {
-			ll_buf_addc(&line, '\n');
-			ll_buf_add(out, line.s);
-		}
-		ll_buf_release(&line);
-	}
-	for (size_t i = 0; warnings && i < plan->n_lints; i++)
-		if (plan->lints[i].level >= LL_LINT_WARNING)
-			add_print(out, "llmlaunch: %s: %s%s%s", ll_lint_level_name(plan->lints[i].level),
-				  plan->lints[i].variable ? plan->lints[i].variable : "",
-				  plan->lints[i].variable ? ": " : "", plan->lints[i].message);
-	return 0;
-}
-
-static int cmd_task_prolog(int argc, char **argv, struct ll_ctx *ctx)
-{
-	struct task_prolog_options o = { .state_dir = LL_SLURM_STATE_DIR };
-	_cleanup_(ll_plan_freep) struct ll_plan *plan = NULL;
-	_cleanup_free_ char *snapshot = NULL;
-	const char *localid = getenv("SLURM_LOCALID");
-	/* Warnings once per node, not once per task: 8 tasks would print 8 copies. */
-	bool warnings = !localid || strcmp(localid, "0") == 0;
-	struct ll_error err = { 0 };
-	struct ll_buf out;
-	int r;
-
-	r = task_prolog_parse(argc, argv, ctx, &o);
-	if (r <= 0) {
-		ll_plan_cmd_options_release(&o.plan);
-		return r < 0 ? LL_EXIT_USAGE : LL_EXIT_OK;
-	}
-	if (!ctx->probe.topology_file && !ctx->probe.fsroot) {
-		snapshot = ll_slurm_snapshot_path(o.state_dir);
-		if (access(snapshot, R_OK) == 0)
-			ctx->probe.topology_file = snapshot;
-	}
-	ll_buf_init(&out);
-	r = ll_ctx_plan(ctx, &o.plan, environ, &plan, NULL, &err);
-	if (r < 0 && ctx->probe.topology_file == snapshot && snapshot) {
-		/* A damaged snapshot: the live node is still there to probe. */
-		ll_warnf("slurm task-prolog: %s: probing this node instead", err.message);
-		ll_error_clear(&err);
-		ctx->probe.topology_file = NULL;
-		r = ll_ctx_plan(ctx, &o.plan, environ, &plan, NULL, &err);
-	}
-	if (r < 0) {
-		ll_report(&err);
-		add_print(&out, "llmlaunch: task-prolog: no NCCL variables set: %s", err.message);
-	} else {
-		apply_job(plan);
-		task_prolog_output(plan, warnings, &out);
-	}
-	fputs(out.s, stdout);
-	if (fflush(stdout) != 0 || ferror(stdout))
-		ll_errorf("slurm task-prolog: cannot write to standard output");
-	ll_buf_release(&out);
-	ll_error_clear(&err);
-	ll_plan_cmd_options_release(&o.plan);
-	return LL_EXIT_OK;
-}
-
 int cmd_slurm(int argc, char **argv, struct ll_ctx *ctx)
 {
 	if (argc < 2) {
@@ -612,7 +406,7 @@ int cmd_slurm(int argc, char **argv, struct ll_ctx *ctx)
 	if (strcmp(argv[1], "prolog") == 0)
 		return cmd_prolog(argc - 1, argv + 1, ctx);
 	if (strcmp(argv[1], "task-prolog") == 0)
-		return cmd_task_prolog(argc - 1, argv + 1, ctx);
+		return ll_cmd_slurm_task_prolog(argc - 1, argv + 1, ctx);
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
 		fputs(slurm_usage, stdout);
 		return fflush(stdout) == 0 ? LL_EXIT_OK : LL_EXIT_FAILURE;

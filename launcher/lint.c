@@ -21,6 +21,16 @@ static const char *user_value(const struct plan_state *s, const char *name, enum
 	return plan_input_value(s, name, src, NULL);
 }
 
+/* A value inherited from the environment, or NULL: debugging switches are linted only
+ * there, since a profile that turns a transport off (network-only) means it. */
+static const char *inherited_value(const struct plan_state *s, const char *name)
+{
+	enum ll_source src;
+	const char *v = user_value(s, name, &src);
+
+	return v && src == LL_SOURCE_ENVIRONMENT ? v : NULL;
+}
+
 typedef const char *(*name_at_fn)(const struct ll_facts *f, size_t i);
 
 static const char *rdma_name_at(const struct ll_facts *f, size_t i)
@@ -152,9 +162,9 @@ static void lint_gdr_level(struct plan_state *s)
 
 static void lint_debug(struct plan_state *s)
 {
-	const char *dbg = user_value(s, "NCCL_DEBUG", NULL);
-	const char *subsys = user_value(s, "NCCL_DEBUG_SUBSYS", NULL);
-	const char *file = user_value(s, "NCCL_DEBUG_FILE", NULL);
+	const char *dbg = inherited_value(s, "NCCL_DEBUG");
+	const char *subsys = inherited_value(s, "NCCL_DEBUG_SUBSYS");
+	const char *file = inherited_value(s, "NCCL_DEBUG_FILE");
 	const char *v;
 
 	if (dbg && strcasecmp(dbg, "TRACE") == 0)
@@ -171,12 +181,12 @@ static void lint_debug(struct plan_state *s)
 			  !strstr(file, "%p") && !strstr(file, "%h") ? "%h and %p"
 			  : !strstr(file, "%p")			  ? "%p"
 								  : "%h");
-	if ((v = user_value(s, "NCCL_P2P_DISABLE", NULL)) && strcmp(v, "1") == 0 && s->f->n_gpus > 1)
+	if ((v = inherited_value(s, "NCCL_P2P_DISABLE")) && strcmp(v, "1") == 0 && s->f->n_gpus > 1)
 		plan_lint(s, LL_LINT_WARNING, "NCCL_P2P_DISABLE",
 			  "peer-to-peer between GPUs is off (NVLink/PCIe P2P unused): a debugging leftover?");
-	if ((v = user_value(s, "NCCL_SHM_DISABLE", NULL)) && strcmp(v, "1") == 0)
+	if ((v = inherited_value(s, "NCCL_SHM_DISABLE")) && strcmp(v, "1") == 0)
 		plan_lint(s, LL_LINT_WARNING, "NCCL_SHM_DISABLE", "shared-memory transport is off: a debugging leftover?");
-	if (user_value(s, "NCCL_TOPO_DUMP_FILE", NULL))
+	if (inherited_value(s, "NCCL_TOPO_DUMP_FILE"))
 		plan_lint(s, LL_LINT_INFO, "NCCL_TOPO_DUMP_FILE", "NCCL writes its topology on every start");
 }
 

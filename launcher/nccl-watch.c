@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -82,6 +83,20 @@ bool ll_ncclwatch_env(const char *dir, char *const *envp, char *add[2])
 	/* %h and %p are expanded by NCCL: one file per process, as NCCL truncates it. */
 	add[1] = ll_asprintf("NCCL_DEBUG_FILE=%s/" LL_NCCLWATCH_FILE_PREFIX "%%h.%%p", dir);
 	return true;
+}
+
+enum ll_net_expect ll_ncclwatch_expect_from_plan(const char *llmlaunch_net, const char *nccl_net,
+						 const char *nccl_ib_disable)
+{
+	if ((nccl_net && strcasecmp(nccl_net, "Socket") == 0) || ll_streq(nccl_ib_disable, "1"))
+		return LL_NET_EXPECT_SOCKET;
+	if (ll_streq(llmlaunch_net, "ib"))
+		return LL_NET_EXPECT_IB;
+	if (ll_streq(llmlaunch_net, "roce"))
+		return LL_NET_EXPECT_ROCE;
+	if (ll_streq(llmlaunch_net, "socket"))
+		return LL_NET_EXPECT_SOCKET;
+	return LL_NET_EXPECT_ANY;
 }
 
 static double now_s(void)
@@ -325,6 +340,11 @@ int ll_ncclwatch_poll(struct ll_ncclwatch *w, FILE *out)
 	read_new(w);
 	report(w, out, false);
 	return w->stop_reason ? 1 : 0;
+}
+
+int ll_ncclwatch_supervise(void *data)
+{
+	return ll_ncclwatch_poll(data, stderr);
 }
 
 void ll_ncclwatch_finish(struct ll_ncclwatch *w, FILE *out)

@@ -28,8 +28,15 @@ int ll_slurm_save_snapshot(hwloc_topology_t topo, const char *state_dir, char **
 	_cleanup_free_ char *path = ll_slurm_snapshot_path(state_dir);
 	int r;
 
-	/* Users read the snapshot from their TaskProlog: the directory must be searchable. */
-	if (mkdir(state_dir, 0755) < 0 && errno != EEXIST) {
+	/* Users read the snapshot from their TaskProlog: the directory must be searchable,
+	 * whatever umask slurmd gave its Prolog (an existing directory is the admin's). */
+	if (mkdir(state_dir, 0755) == 0) {
+		if (chmod(state_dir, 0755) < 0) {
+			r = -errno;
+			return ll_error_set(err, r, "cannot make state directory '%s' readable: %s", state_dir,
+					    strerror(-r));
+		}
+	} else if (errno != EEXIST) {
 		r = -errno;
 		ll_error_set(err, r, "cannot create state directory '%s': %s", state_dir, strerror(-r));
 		ll_error_hint(err, "create its parent or pass --state-dir DIR");
@@ -142,8 +149,9 @@ int ll_run_bounded(ll_child_fn fn, void *data, double timeout_s, char **ret_outp
 			eof = true;
 			break;
 		}
-		if (out.len + (size_t)n <= CHILD_OUTPUT_MAX)
-			ll_buf_addn(&out, buf, (size_t)n);
+		/* Keep reading past the cap so the child never blocks on a full pipe. */
+		if (out.len < CHILD_OUTPUT_MAX)
+			ll_buf_addn(&out, buf, (size_t)n < CHILD_OUTPUT_MAX - out.len ? (size_t)n : CHILD_OUTPUT_MAX - out.len);
 	}
 	close(fds[0]);
 	/* EOF comes as the child exits; give it a moment to be reaped, no more. */

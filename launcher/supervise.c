@@ -220,7 +220,7 @@ int ll_supervise(char *const argv[], char *const envp[], const struct ll_supervi
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	/* A signalfd lets one poll() wait for signals, the watcher's descriptor and the
 	 * escalation deadline together. */
-	sfd = signalfd(-1, &wait_mask, SFD_CLOEXEC);
+	sfd = signalfd(-1, &wait_mask, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (sfd < 0) {
 		r = ll_error_set(err, -errno, "cannot supervise '%s': signalfd: %s", argv[0], strerror(errno));
 		goto out;
@@ -274,9 +274,6 @@ int ll_supervise(char *const argv[], char *const envp[], const struct ll_supervi
 					notify(o, "%s: forwarded to the job; SIGKILL in %g s if it has not ended",
 					       signal_name(sig), grace);
 				}
-				/* signalfd is non-blocking only when asked; one read per wake-up
-				 * is enough since poll reports the rest. */
-				break;
 			}
 		}
 		if (child_done)
@@ -326,17 +323,25 @@ out:
 	return r;
 }
 
-int ll_run_quiet(char *const argv[], double timeout_s, int *ret_status, struct ll_error *err)
+int ll_run_quiet_start(char *const argv[], pid_t *ret_pid, struct ll_error *err)
 {
 	sigset_t mask;
-	double deadline = now_s() + timeout_s;
-	int st, pidfd;
-	pid_t pid, p;
+	pid_t pid;
 
 	sigprocmask(SIG_SETMASK, NULL, &mask);
 	pid = spawn(argv, NULL, &mask, false, true, err);
 	if (pid < 0)
 		return pid;
+	*ret_pid = pid;
+	return 0;
+}
+
+int ll_run_quiet_wait(pid_t pid, const char *what, double timeout_s, int *ret_status, struct ll_error *err)
+{
+	double deadline = now_s() + timeout_s;
+	int st, pidfd;
+	pid_t p;
+
 	/* A pidfd lets poll() wait with a timeout and no signal handling. */
 	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	for (;;) {
@@ -346,16 +351,17 @@ int ll_run_quiet(char *const argv[], double timeout_s, int *ret_status, struct l
 		if (p == pid)
 			break;
 		if (p < 0 && errno != EINTR) {
+			int e = errno;
 			if (pidfd >= 0)
 				close(pidfd);
-			return ll_error_set(err, -errno, "cannot wait for '%s': %s", argv[0], strerror(errno));
+			return ll_error_set(err, -e, "cannot wait for '%s': %s", what, strerror(e));
 		}
 		if (left <= 0) {
 			kill(pid, SIGKILL);
 			waitpid(pid, NULL, 0);
 			if (pidfd >= 0)
 				close(pidfd);
-			return ll_error_set(err, -ETIMEDOUT, "'%s' did not finish within %g s", argv[0], timeout_s);
+			return ll_error_set(err, -ETIMEDOUT, "'%s' did not finish within %g s", what, timeout_s);
 		}
 		if (pidfd >= 0) {
 			struct pollfd pfd = { .fd = pidfd, .events = POLLIN };
@@ -368,4 +374,15 @@ int ll_run_quiet(char *const argv[], double timeout_s, int *ret_status, struct l
 		close(pidfd);
 	*ret_status = status_to_exit(st);
 	return 0;
+}
+
+int ll_run_quiet(char *const argv[], double timeout_s, int *ret_status, struct ll_error *err)
+{
+	pid_t pid;
+	int r;
+
+	r = ll_run_quiet_start(argv, &pid, err);
+	if (r < 0)
+		return r;
+	return ll_run_quiet_wait(pid, argv[0], timeout_s, ret_status, err);
 }

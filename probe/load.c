@@ -294,6 +294,13 @@ static int load_live(const struct ll_probe_options *opts, hwloc_topology_t *ret,
 			return ll_error_set(err, -errno, "cannot use fsroot '%s': %s", opts->fsroot, strerror(errno));
 		if (!S_ISDIR(st.st_mode))
 			return ll_error_set(err, -ENOTDIR, "cannot use fsroot '%s': not a directory", opts->fsroot);
+		/* Without it hwloc gives up on the tree, prints so on stderr, and
+		 * falls back to this machine's CPUs: the wrong machine again. */
+		_cleanup_free_ char *cpu = ll_asprintf("%s/sys/devices/system/cpu", opts->fsroot);
+		if (stat(cpu, &st) < 0 || !S_ISDIR(st.st_mode))
+			return ll_error_set(err, -ENOENT,
+					    "cannot use fsroot '%s': no sys/devices/system/cpu, not a copy of a Linux /sys",
+					    opts->fsroot);
 	}
 	r = topo_init(&topo);
 	if (r < 0)

@@ -28,21 +28,23 @@ install_packages() {
 	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 
-build() { # $1: preset
-	cmake --preset "$1" >/dev/null
-	cmake --build --preset "$1" -j "$(nproc)"
+build() { # $1: preset, then extra configure arguments
+	local preset=$1
+	shift
+	cmake --preset "$preset" "$@" >/dev/null
+	cmake --build --preset "$preset" -j "$(nproc)"
 }
 
 if [ "$mode" = demo ]; then
 	install_packages build
-	build default
+	build default -DBUILD_TESTING=OFF
 	exec ./build/llmlaunch --python /usr/bin/python3 examples/train.py
 fi
 
 install_packages test
 status=0
 for preset in default asan; do
-	build "$preset"
+	build "$preset" -DBUILD_TESTING=ON
 	ctest --preset "$preset" -j "$(nproc)" || status=1
 done
 if [ -x tests/fuzz/run.sh ]; then

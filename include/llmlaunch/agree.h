@@ -105,6 +105,8 @@ struct ll_agree_input {
 	bool strict;                /* soft differences are errors too */
 	ll_summary_fetch_fn fetch;
 	void *fetch_data;
+	/* Optional: true when fetch(i) costs no message to another node. */
+	bool (*have)(void *data, size_t i);
 };
 
 struct ll_agree_result {

@@ -169,5 +169,9 @@ int ll_supervise(char *const argv[], char *const envp[], const struct ll_supervi
 /* Run a short command (argv[0] a path) with stdout and stderr discarded and wait at
  * most timeout_s; *ret_status as above, -ETIMEDOUT (child killed) on timeout. */
 int ll_run_quiet(char *const argv[], double timeout_s, int *ret_status, struct ll_error *err);
+/* The same in two steps, to overlap the command with other work. `what` names it in
+ * messages. The wait reaps the child in every case (killing it on timeout). */
+int ll_run_quiet_start(char *const argv[], pid_t *ret_pid, struct ll_error *err);
+int ll_run_quiet_wait(pid_t pid, const char *what, double timeout_s, int *ret_status, struct ll_error *err);
 
 #endif

@@ -38,6 +38,12 @@ int ll_fallback_policy_parse(const char *s, enum ll_fallback_policy *ret); /* 0 
  * user's own NCCL logging stands and there is nothing to watch. */
 bool ll_ncclwatch_env(const char *dir, char *const *envp, char *add[2]);
 
+/* What a plan leads one to expect, from its values (NULL when unset):
+ * LLMLAUNCH_NET "ib"/"roce"/"socket" (what the probe found), overridden by a user's
+ * NCCL_NET=Socket or NCCL_IB_DISABLE=1 (sockets on purpose). Anything else: any. */
+enum ll_net_expect ll_ncclwatch_expect_from_plan(const char *llmlaunch_net, const char *nccl_net,
+						 const char *nccl_ib_disable);
+
 struct ll_ncclwatch;
 
 /* Watch `dir` (created if missing) for files named LL_NCCLWATCH_FILE_PREFIX*.
@@ -62,6 +68,10 @@ int ll_ncclwatch_fd(const struct ll_ncclwatch *w);
  * 0 otherwise. */
 int ll_ncclwatch_poll(struct ll_ncclwatch *w, FILE *out);
 const char *ll_ncclwatch_stop_reason(const struct ll_ncclwatch *w); /* NULL until stop */
+
+/* For ll_supervise's watch hook (ll_supervise_watch_fn): `data` is the watcher;
+ * polls it printing to stderr, returns 1 when the job must stop. */
+int ll_ncclwatch_supervise(void *data);
 
 /* The job ended: read what is left, scan unterminated last lines, and print the
  * summary of every node not printed yet. */

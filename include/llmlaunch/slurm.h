@@ -43,7 +43,7 @@ char *ll_health_faults_line(const struct ll_health *h);
 
 #define LL_SLURM_STATE_DIR "/run/llmlaunch"
 #define LL_SLURM_SNAPSHOT_NAME "snapshot.xml"
-#define LL_SLURM_PROLOG_TIMEOUT 20.0
+#define LL_SLURM_PROLOG_TIMEOUT 8.0
 
 /* STATE_DIR/snapshot.xml (malloc'ed). */
 char *ll_slurm_snapshot_path(const char *state_dir);

@@ -16,7 +16,17 @@ trap cleanup EXIT
 export TMPDIR="$WORK/tmp"
 mkdir -p "$TMPDIR"
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
+# On failure, show what llmlaunch and the job said (WORK is removed on exit).
+fail() {
+	local f
+	echo "FAIL: $*" >&2
+	for f in "$WORK"/err* "$WORK"/out*; do
+		[ -s "$f" ] || continue
+		echo "--- last lines of ${f##*/}:" >&2
+		tail -n 30 "$f" >&2
+	done
+	exit 1
+}
 skip() { echo "SKIP: $*" >&2; exit 77; }
 
 require_jq() { command -v jq >/dev/null || skip "jq is not installed (apt-get install jq)"; }

@@ -18,7 +18,7 @@ check_against_plan() {
 	placement=$(jq -r '[.ranks[] | select(.cpuset != null or (.numa_node != null and .numa_node >= 0)) |
 		"\(.local_rank)" + (if .cpuset then ":cpus=\(.cpuset)" else "" end) +
 		(if .numa_node != null and .numa_node >= 0 then ":mem=\(.numa_node)" else "" end)] | join(";")' "$plan")
-	got_env=$(jq -r '.env | to_entries[] | select(.key != "LLMLAUNCH_PLACEMENT" and .key != "LLMLAUNCH_STATUS_DIR") | "\(.key)=\(.value)"' "$dry" | sort)
+	got_env=$(jq -r '.env | to_entries[] | select(.key | IN("LLMLAUNCH_PLACEMENT", "LLMLAUNCH_STATUS_DIR", "NCCL_DEBUG", "NCCL_DEBUG_FILE") | not) | "\(.key)=\(.value)"' "$dry" | sort)
 	assert_eq "environment added" "$expected_env" "$got_env"
 	assert_eq "placement" "$placement" "$(jq -r '.env.LLMLAUNCH_PLACEMENT // ""' "$dry")"
 	assert_eq "placement field" "$placement" "$(jq -r '.placement // ""' "$dry")"
@@ -39,6 +39,9 @@ expected=$(jq -cn --arg self "$SELF" --arg ex "$EXAMPLE" --arg log "$logdir" '["
 assert_eq "argv" "$expected" "$(jq -c .argv "$WORK/dry.json")"
 assert_eq "nproc_per_node" 2 "$(jq -r .nproc_per_node "$WORK/dry.json")"
 assert_eq "status dir" "$logdir/status" "$(jq -r .env.LLMLAUNCH_STATUS_DIR "$WORK/dry.json")"
+# Supervised launches have NCCL log at INFO into the job directory, for the watcher.
+assert_eq "NCCL_DEBUG" INFO "$(jq -r .env.NCCL_DEBUG "$WORK/dry.json")"
+assert_eq "NCCL_DEBUG_FILE" "$logdir/nccl/nccl.%h.%p" "$(jq -r .env.NCCL_DEBUG_FILE "$WORK/dry.json")"
 check_against_plan "$WORK/dry.json" "$WORK/plan.json"
 
 # --- the text form is a sh script: its exports survive the round trip through bash --
@@ -55,6 +58,13 @@ assert_eq "unbound tail" '["/bin/false","-u","-m","pkg.train","a","b"]' "$(jq -c
 assert_eq "unbound placement" null "$(jq -c '.env.LLMLAUNCH_PLACEMENT' "$WORK/none.json")"
 # Unbound workers still start through __worker, which records their exit status.
 assert_eq "unbound worker entry" true "$(jq '.argv | index("__worker") != null' "$WORK/none.json")"
+
+# --- the user's own NCCL logging stands; --exec has no watcher and no exit records ---
+NCCL_DEBUG=WARN "$LLMLAUNCH" --dry-run --json --python /bin/false "$EXAMPLE" >"$WORK/dbg.json"
+assert_eq "user's NCCL_DEBUG" null "$(jq -c '.env.NCCL_DEBUG_FILE' "$WORK/dbg.json")"
+"$LLMLAUNCH" --dry-run --json --python /bin/false --set NCCL_DEBUG_FILE=/var/tmp/n.%h "$EXAMPLE" >"$WORK/dbg.json"
+assert_eq "--set NCCL_DEBUG_FILE" /var/tmp/n.%h "$(jq -r '.env.NCCL_DEBUG_FILE' "$WORK/dbg.json")"
+assert_eq "--set NCCL_DEBUG_FILE: no NCCL_DEBUG added" null "$(jq -c '.env.NCCL_DEBUG' "$WORK/dbg.json")"
 
 # --- a variable already in the environment is not "added" -------------------------
 OMP_NUM_THREADS=$(jq -r '.settings[] | select(.name == "OMP_NUM_THREADS") | .value' "$WORK/plan.json") \

@@ -13,7 +13,12 @@ for _ in $(seq 1 600); do
 	kill -0 $pid 2>/dev/null || { cat "$WORK/err" >&2; fail "llmlaunch ended before the workers reported"; }
 	sleep 0.1
 done
-[ "$(grep -c '^llmlaunch-example ' "$WORK/out")" = 2 ] || { kill -KILL $pid; fail "workers did not report within 60 s"; }
+if [ "$(grep -c '^llmlaunch-example ' "$WORK/out")" != 2 ]; then
+	kill -TERM $pid  # llmlaunch stops the job and its workers
+	sleep 5
+	kill -KILL $pid 2>/dev/null || true
+	fail "workers did not report within 60 s"
+fi
 workers="$(field "$WORK/out" 0 pid) $(field "$WORK/out" 1 pid)"
 torchrun=$(pgrep -P $pid || true)
 [ -n "$torchrun" ] || fail "no torchrun child under llmlaunch"

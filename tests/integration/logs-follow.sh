@@ -9,7 +9,7 @@ WORK=$(mktemp -d)
 pids=()
 cleanup() {
 	local f
-	for f in "$WORK"/follow.*.pid; do [ -f "$f" ] && kill "$(cat "$f")" 2>/dev/null; done
+	for f in "$WORK"/follow.*.pid; do [ -f "$f" ] && kill "$(cat "$f")" 2>/dev/null || true; done
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
 	wait 2>/dev/null || true
 	rm -rf "$WORK"

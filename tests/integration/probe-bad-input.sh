@@ -36,6 +36,8 @@ expect 1 "not an hwloc topology" --topology "$tmp/html.xml"
 expect 1 "cannot open '$tmp': Is a directory" --topology "$tmp"
 expect 1 "cannot use fsroot '$tmp/nowhere'" --fsroot "$tmp/nowhere"
 expect 1 "not a directory" --fsroot "$tmp/empty.xml"
+mkdir "$tmp/emptyroot"
+expect 1 "cannot use fsroot '$tmp/emptyroot': no sys/devices/system/cpu" --fsroot "$tmp/emptyroot"
 expect 2 "unknown option" --bogus
 expect 2 "exclude each other" --topology "$tmp/empty.xml" --fsroot "$tmp"
 expect 2 "unexpected argument 'extra'" extra

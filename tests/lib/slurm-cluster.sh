@@ -192,6 +192,13 @@ slurm_cluster_stop() {
 	local dir=$SLURM_CLUSTER_DIR f deadline alive
 	[ -n "$dir" ] && [ -d "$dir" ] || return 0
 	if [ -r "$dir/slurm.conf" ]; then
+		# Cancel what still runs first: a step left behind by shutdown outlives its slurmd.
+		SLURM_CONF=$dir/slurm.conf timeout 10 scancel --quiet --full --user=root >/dev/null 2>&1
+		deadline=$((SECONDS + 5))
+		while [ $SECONDS -lt $deadline ] &&
+			[ -n "$(SLURM_CONF=$dir/slurm.conf timeout 5 squeue -h -o %i 2>/dev/null)" ]; do
+			sleep 0.2
+		done
 		SLURM_CONF=$dir/slurm.conf timeout 10 scontrol shutdown >/dev/null 2>&1
 	fi
 	# Give them a moment to go, then kill what is left, by our own pid files only.

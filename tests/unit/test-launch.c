@@ -1,6 +1,7 @@
 /* Stage 4 without torch: torchrun's argv and environment from a hand-made plan,
  * the placement string and a worker's binding, supervision of real child processes. */
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -498,6 +499,60 @@ static void test_supervise_orphans(void **state)
 	ll_buf_release(&notes);
 }
 
+struct watch_state {
+	int calls, stop_at, fd;
+};
+
+static int watch_cb(void *data)
+{
+	struct watch_state *w = data;
+	char c;
+
+	if (w->fd >= 0)
+		while (read(w->fd, &c, 1) == 1)
+			;
+	return ++w->calls >= w->stop_at ? 1 : 0;
+}
+
+static void test_supervise_watch(void **state)
+{
+	char *argv[] = { (char *)"/bin/sh", (char *)"-c", (char *)"sleep 30 & wait", NULL };
+	char *envp[] = { (char *)"PATH=/usr/bin:/bin", NULL };
+	struct watch_state ws = { .stop_at = 3, .fd = -1 };
+	struct ll_buf notes;
+	struct ll_supervise_options o = { .grace_s = 5, .notify = collect, .watch = watch_cb,
+					  .watch_data = &ws, .watch_fd = -1, .watch_interval_ms = 20 };
+	struct ll_error err = { 0 };
+	double t0 = now_s();
+	int status = -1, pfd[2];
+
+	(void)state;
+	ll_buf_init(&notes);
+	o.notify_data = &notes;
+	/* Polled on its interval: the third call asks to stop, the job gets SIGTERM. */
+	assert_int_equal(ll_supervise(argv, envp, &o, &status, &err), 0);
+	assert_int_equal(status, 1);
+	assert_int_equal(ws.calls, 3);
+	assert_true(now_s() - t0 < 5);
+	assert_non_null(strstr(notes.s, "stopping the job: SIGTERM sent"));
+	ll_buf_reset(&notes);
+
+	/* A readable descriptor wakes the watcher before its (long) interval. */
+	assert_int_equal(pipe2(pfd, O_NONBLOCK | O_CLOEXEC), 0);
+	assert_int_equal(write(pfd[1], "x", 1), 1);
+	ws = (struct watch_state){ .stop_at = 1, .fd = pfd[0] };
+	o.watch_fd = pfd[0];
+	o.watch_interval_ms = 60000;
+	t0 = now_s();
+	assert_int_equal(ll_supervise(argv, envp, &o, &status, &err), 0);
+	assert_int_equal(status, 1);
+	assert_int_equal(ws.calls, 1);
+	assert_true(now_s() - t0 < 5);
+	close(pfd[0]);
+	close(pfd[1]);
+	ll_buf_release(&notes);
+}
+
 static void test_run_quiet(void **state)
 {
 	char *ok[] = { (char *)"/bin/sh", (char *)"-c", (char *)"echo noise; exit 0", NULL };
@@ -535,6 +590,7 @@ int main(void)
 		cmocka_unit_test(test_supervise_exec_error),
 		cmocka_unit_test(test_supervise_forward),
 		cmocka_unit_test(test_supervise_orphans),
+		cmocka_unit_test(test_supervise_watch),
 		cmocka_unit_test(test_run_quiet),
 	};
 

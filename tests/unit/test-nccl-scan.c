@@ -583,6 +583,18 @@ static void test_watch_env(void **state)
 	free(add[1]);
 }
 
+static void test_expect_from_plan(void **state)
+{
+	(void)state;
+	assert_int_equal(ll_ncclwatch_expect_from_plan("ib", NULL, NULL), LL_NET_EXPECT_IB);
+	assert_int_equal(ll_ncclwatch_expect_from_plan("roce", NULL, "0"), LL_NET_EXPECT_ROCE);
+	assert_int_equal(ll_ncclwatch_expect_from_plan("socket", NULL, NULL), LL_NET_EXPECT_SOCKET);
+	assert_int_equal(ll_ncclwatch_expect_from_plan("rdma", NULL, NULL), LL_NET_EXPECT_ANY);
+	assert_int_equal(ll_ncclwatch_expect_from_plan(NULL, NULL, NULL), LL_NET_EXPECT_ANY);
+	assert_int_equal(ll_ncclwatch_expect_from_plan("ib", "Socket", NULL), LL_NET_EXPECT_SOCKET);
+	assert_int_equal(ll_ncclwatch_expect_from_plan("ib", NULL, "1"), LL_NET_EXPECT_SOCKET);
+}
+
 static void append(const char *path, const char *text)
 {
 	FILE *f = fopen(path, "a");
@@ -678,6 +690,7 @@ int main(void)
 		cmocka_unit_test(test_long_line_and_warning_cap),
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_watch_env),
+		cmocka_unit_test(test_expect_from_plan),
 		cmocka_unit_test(test_watch_poll),
 		cmocka_unit_test(test_watch_stop),
 	};
