@@ -12,9 +12,12 @@ const char *agree_getenv(char *const *env, const char *name);
 void agree_note(struct ll_cluster *c, const char *fmt, ...) LL_PRINTF(2, 3);
 
 /* PMIx: publish `rec` and `self`, fence, decide. Fills ret (nnodes, node_rank,
- * master, socket_ifname, subnet, notes, checked). */
+ * master, socket_ifname, subnet, notes, checked). Loads the PMIx module on first use. */
 int agree_pmix_run(const struct ll_summary *self, const struct ll_agree_node *rec, const struct ll_agree_options *o,
 		   struct ll_cluster *ret, struct ll_error *err);
+typedef int ll_pmix_module_run_fn(const struct ll_summary *self, const struct ll_agree_node *rec,
+				  const struct ll_agree_options *o, struct ll_cluster *ret, struct ll_error *err);
+ll_pmix_module_run_fn ll_pmix_module_run;
 
 /* Slurm environment alone: node rank, count, first host, port from the job id. */
 int agree_slurm_run(const struct ll_agree_options *o, struct ll_cluster *ret, struct ll_error *err);

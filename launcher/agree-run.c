@@ -29,15 +29,11 @@ const char *agree_getenv(char *const *env, const char *name)
 
 void agree_note(struct ll_cluster *c, const char *fmt, ...)
 {
-	struct ll_buf b;
 	va_list ap;
 
-	ll_buf_init(&b);
 	va_start(ap, fmt);
-	ll_buf_vaddf(&b, fmt, ap);
+	*(char **)ll_array_push(&c->notes, &c->n_notes, sizeof(char *)) = ll_vasprintf(fmt, ap);
 	va_end(ap);
-	*(char **)ll_array_push(&c->notes, &c->n_notes, sizeof(char *)) = ll_buf_detach(&b);
-	ll_buf_release(&b);
 }
 
 void ll_cluster_release(struct ll_cluster *c)

@@ -57,7 +57,6 @@ static int parse_argv(int argc, char **argv, struct ll_ctx *ctx, struct env_opti
 		LL_AGREE_LONG_OPTIONS,
 		{ 0 },
 	};
-	struct ll_error err = { 0 };
 	int c, r;
 
 	optind = 1;
@@ -73,35 +72,13 @@ static int parse_argv(int argc, char **argv, struct ll_ctx *ctx, struct env_opti
 		case 'h':
 			fputs(usage_text, stdout);
 			return 0;
-		case '?':
-			if (optopt)
-				ll_errorf("env: unknown option '-%c'", optopt);
-			else
-				ll_errorf("env: unknown option '%s'", argv[optind - 1]);
-			return -EINVAL;
-		case ':':
-			ll_errorf("env: option '%s' needs a value", argv[optind - 1]);
-			return -EINVAL;
 		default:
-			r = ll_plan_cmd_option(&o->plan, c, optarg, &err);
-			if (r == 0)
-				r = ll_agree_cmd_option(&o->agree, c, optarg, &err);
-			if (r < 0) {
-				ll_errorf("env: %s", err.message);
-				ll_error_clear(&err);
+			r = ll_plan_cmd_fallback("env", c, optarg, argv, ctx, &o->plan, &o->agree);
+			if (r < 0)
 				return r;
-			}
-			if (r == 0 && !ll_ctx_common_option(ctx, c, optarg)) {
-				ll_errorf("env: option '%s' is not supported here", argv[optind - 1]);
-				return -EINVAL;
-			}
 		}
 	}
-	if (optind < argc) {
-		ll_errorf("env: unexpected argument '%s'", argv[optind]);
-		return -EINVAL;
-	}
-	return 1;
+	return ll_cmd_options_done("env", argc, argv, ctx);
 }
 
 int cmd_env(int argc, char **argv, struct ll_ctx *ctx)

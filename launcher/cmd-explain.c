@@ -51,7 +51,6 @@ static int parse_argv(int argc, char **argv, struct ll_ctx *ctx, struct explain_
 		LL_AGREE_LONG_OPTIONS,
 		{ 0 },
 	};
-	struct ll_error err = { 0 };
 	int c, r;
 
 	optind = 1;
@@ -64,35 +63,13 @@ static int parse_argv(int argc, char **argv, struct ll_ctx *ctx, struct explain_
 		case 'h':
 			fputs(usage_text, stdout);
 			return 0;
-		case '?':
-			if (optopt)
-				ll_errorf("explain: unknown option '-%c'", optopt);
-			else
-				ll_errorf("explain: unknown option '%s'", argv[optind - 1]);
-			return -EINVAL;
-		case ':':
-			ll_errorf("explain: option '%s' needs a value", argv[optind - 1]);
-			return -EINVAL;
 		default:
-			r = ll_plan_cmd_option(&o->plan, c, optarg, &err);
-			if (r == 0)
-				r = ll_agree_cmd_option(&o->agree, c, optarg, &err);
-			if (r < 0) {
-				ll_errorf("explain: %s", err.message);
-				ll_error_clear(&err);
+			r = ll_plan_cmd_fallback("explain", c, optarg, argv, ctx, &o->plan, &o->agree);
+			if (r < 0)
 				return r;
-			}
-			if (r == 0 && !ll_ctx_common_option(ctx, c, optarg)) {
-				ll_errorf("explain: option '%s' is not supported here", argv[optind - 1]);
-				return -EINVAL;
-			}
 		}
 	}
-	if (optind < argc) {
-		ll_errorf("explain: unexpected argument '%s'", argv[optind]);
-		return -EINVAL;
-	}
-	return 1;
+	return ll_cmd_options_done("explain", argc, argv, ctx);
 }
 
 static void print_setting(struct ll_out *o, const struct ll_setting *s)

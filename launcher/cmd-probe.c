@@ -48,7 +48,7 @@ static int parse_argv(int argc, char **argv, struct ll_ctx *ctx, struct probe_op
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
 		switch (c) {
 		case OPT_JSON:
 			o->json = true;
@@ -59,31 +59,12 @@ static int parse_argv(int argc, char **argv, struct ll_ctx *ctx, struct probe_op
 		case 'h':
 			fputs(usage_text, stdout);
 			return 0;
-		case '?':
-			if (optopt)
-				ll_errorf("probe: unknown option '-%c'", optopt);
-			else
-				ll_errorf("probe: unknown option '%s'", argv[optind - 1]);
-			return -EINVAL;
-		case ':':
-			ll_errorf("probe: option '%s' needs a value", argv[optind - 1]);
-			return -EINVAL;
 		default:
-			if (!ll_ctx_common_option(ctx, c, optarg)) {
-				ll_errorf("probe: option '%s' is not supported here", argv[optind - 1]);
+			if (ll_cmd_option_fallback("probe", c, optarg, argv, ctx) < 0)
 				return -EINVAL;
-			}
 		}
 	}
-	if (optind < argc) {
-		ll_errorf("probe: unexpected argument '%s'", argv[optind]);
-		return -EINVAL;
-	}
-	if (ctx->probe.topology_file && ctx->probe.fsroot) {
-		ll_errorf("probe: --topology and --fsroot exclude each other (a snapshot has no /sys)");
-		return -EINVAL;
-	}
-	return 1;
+	return ll_cmd_options_done("probe", argc, argv, ctx);
 }
 
 static void print_host(struct ll_out *o, const struct ll_facts *f)

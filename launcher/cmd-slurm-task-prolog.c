@@ -52,7 +52,6 @@ static int task_prolog_parse(int argc, char **argv, struct ll_ctx *ctx, struct t
 		LL_COMMON_LONG_OPTIONS,
 		{ 0 },
 	};
-	struct ll_error err = { 0 };
 	int c, r;
 
 	optind = 1;
@@ -65,34 +64,13 @@ static int task_prolog_parse(int argc, char **argv, struct ll_ctx *ctx, struct t
 		case 'h':
 			fputs(task_prolog_usage, stdout);
 			return 0;
-		case '?':
-			ll_errorf("slurm task-prolog: unknown option '%s'", argv[optind - 1]);
-			return -EINVAL;
-		case ':':
-			ll_errorf("slurm task-prolog: option '%s' needs a value", argv[optind - 1]);
-			return -EINVAL;
 		default:
-			r = ll_plan_cmd_option(&o->plan, c, optarg, &err);
-			if (r < 0) {
-				ll_errorf("slurm task-prolog: %s", err.message);
-				ll_error_clear(&err);
+			r = ll_plan_cmd_fallback("slurm task-prolog", c, optarg, argv, ctx, &o->plan, NULL);
+			if (r < 0)
 				return r;
-			}
-			if (r == 0 && !ll_ctx_common_option(ctx, c, optarg)) {
-				ll_errorf("slurm task-prolog: option '%s' is not supported here", argv[optind - 1]);
-				return -EINVAL;
-			}
 		}
 	}
-	if (optind < argc) {
-		ll_errorf("slurm task-prolog: unexpected argument '%s'", argv[optind]);
-		return -EINVAL;
-	}
-	if (ctx->probe.topology_file && ctx->probe.fsroot) {
-		ll_errorf("slurm task-prolog: --topology and --fsroot exclude each other");
-		return -EINVAL;
-	}
-	return 1;
+	return ll_cmd_options_done("slurm task-prolog", argc, argv, ctx);
 }
 
 /* `print TEXT` shows TEXT in the task's output; it must stay on its line. */

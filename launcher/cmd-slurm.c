@@ -113,28 +113,12 @@ static int prolog_parse(int argc, char **argv, struct ll_ctx *ctx, struct prolog
 		case 'h':
 			fputs(prolog_usage, stdout);
 			return 0;
-		case '?':
-			ll_errorf("slurm prolog: unknown option '%s'", argv[optind - 1]);
-			return -EINVAL;
-		case ':':
-			ll_errorf("slurm prolog: option '%s' needs a value", argv[optind - 1]);
-			return -EINVAL;
 		default:
-			if (!ll_ctx_common_option(ctx, c, optarg)) {
-				ll_errorf("slurm prolog: option '%s' is not supported here", argv[optind - 1]);
+			if (ll_cmd_option_fallback("slurm prolog", c, optarg, argv, ctx) < 0)
 				return -EINVAL;
-			}
 		}
 	}
-	if (optind < argc) {
-		ll_errorf("slurm prolog: unexpected argument '%s'", argv[optind]);
-		return -EINVAL;
-	}
-	if (ctx->probe.topology_file && ctx->probe.fsroot) {
-		ll_errorf("slurm prolog: --topology and --fsroot exclude each other");
-		return -EINVAL;
-	}
-	return 1;
+	return ll_cmd_options_done("slurm prolog", argc, argv, ctx);
 }
 
 /* ---- prolog: the child does the work, the parent keeps the deadline ---- */

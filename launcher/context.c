@@ -31,6 +31,38 @@ bool ll_ctx_common_option(struct ll_ctx *ctx, int opt, const char *arg)
 	}
 }
 
+int ll_cmd_option_fallback(const char *cmd, int c, const char *arg, char **argv, struct ll_ctx *ctx)
+{
+	if (c == '?') {
+		if (optopt > 0 && optopt < 0x80 && optopt != '?')
+			ll_errorf("%s: unknown option '-%c'", cmd, optopt);
+		else
+			ll_errorf("%s: unknown option '%s'", cmd, argv[optind - 1]);
+		return -EINVAL;
+	}
+	if (c == ':') {
+		ll_errorf("%s: option '%s' needs a value", cmd, argv[optind - 1]);
+		return -EINVAL;
+	}
+	if (ll_ctx_common_option(ctx, c, arg))
+		return 1;
+	ll_errorf("%s: option '%s' is not supported here", cmd, argv[optind - 1]);
+	return -EINVAL;
+}
+
+int ll_cmd_options_done(const char *cmd, int argc, char **argv, struct ll_ctx *ctx)
+{
+	if (optind < argc) {
+		ll_errorf("%s: unexpected argument '%s'", cmd, argv[optind]);
+		return -EINVAL;
+	}
+	if (ctx->probe.topology_file && ctx->probe.fsroot) {
+		ll_errorf("%s: --topology and --fsroot exclude each other (a snapshot has no /sys)", cmd);
+		return -EINVAL;
+	}
+	return 1;
+}
+
 int ll_ctx_facts(struct ll_ctx *ctx, const struct ll_facts **ret, struct ll_error *err)
 {
 	int r;

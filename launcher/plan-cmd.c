@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "llmlaunch/agree.h"
 #include "llmlaunch/plancmd.h"
 
 int ll_plan_cmd_option(struct ll_plan_cmd_options *o, int opt, char *arg, struct ll_error *err)
@@ -37,6 +38,25 @@ int ll_plan_cmd_option(struct ll_plan_cmd_options *o, int opt, char *arg, struct
 	default:
 		return 0;
 	}
+}
+
+int ll_plan_cmd_fallback(const char *cmd, int c, char *arg, char **argv, struct ll_ctx *ctx,
+			 struct ll_plan_cmd_options *plan, struct ll_agree_options *agree)
+{
+	struct ll_error err = { 0 };
+	int r;
+
+	r = ll_plan_cmd_option(plan, c, arg, &err);
+	if (r == 0 && agree)
+		r = ll_agree_cmd_option(agree, c, arg, &err);
+	if (r < 0) {
+		ll_errorf("%s: %s", cmd, err.message);
+		if (err.hint)
+			fprintf(stderr, "hint: %s\n", err.hint);
+		ll_error_clear(&err);
+		return r;
+	}
+	return r > 0 ? 1 : ll_cmd_option_fallback(cmd, c, arg, argv, ctx);
 }
 
 void ll_plan_cmd_options_release(struct ll_plan_cmd_options *o)

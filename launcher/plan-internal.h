@@ -52,6 +52,5 @@ int plan_placement_decide(struct plan_state *s, struct ll_error *err);
 void plan_lint_all(struct plan_state *s);
 
 /* Natural comparison: "mlx5_2" < "mlx5_10". */
-int plan_natcmp(const char *a, const char *b);
 
 #endif

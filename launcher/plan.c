@@ -55,27 +55,6 @@ const char *ll_lint_level_name(enum ll_lint_level l)
 	return (unsigned)l < LL_ARRAY_SIZE(lint_level_names) ? lint_level_names[l] : "?";
 }
 
-int plan_natcmp(const char *a, const char *b)
-{
-	while (*a && *b) {
-		if (isdigit((unsigned char)*a) && isdigit((unsigned char)*b)) {
-			char *ea, *eb;
-			unsigned long na = strtoul(a, &ea, 10), nb = strtoul(b, &eb, 10);
-
-			if (na != nb)
-				return na < nb ? -1 : 1;
-			a = ea;
-			b = eb;
-			continue;
-		}
-		if (*a != *b)
-			return (unsigned char)*a < (unsigned char)*b ? -1 : 1;
-		a++;
-		b++;
-	}
-	return (unsigned char)*a - (unsigned char)*b;
-}
-
 /* Variables for the workers are spelled in capitals; lower-case names are settings
  * of llmlaunch or torchrun ("bind", "nproc-per-node", "torchrun.max_restarts"). */
 static bool is_variable_name(const char *name)
@@ -173,17 +152,13 @@ void plan_origin(struct plan_state *s, const char *name, const char *origin)
 void plan_lint(struct plan_state *s, enum ll_lint_level level, const char *variable, const char *fmt, ...)
 {
 	struct ll_lint *l = ll_array_push(&s->p->lints, &s->p->n_lints, sizeof(*l));
-	struct ll_buf b;
 	va_list ap;
 
-	ll_buf_init(&b);
 	va_start(ap, fmt);
-	ll_buf_vaddf(&b, fmt, ap);
+	l->message = ll_vasprintf(fmt, ap);
 	va_end(ap);
 	l->level = level;
 	l->variable = ll_strdup(variable);
-	l->message = ll_buf_detach(&b);
-	ll_buf_release(&b);
 }
 
 const char *plan_environ_get(const struct ll_plan_input *in, const char *name)

@@ -133,14 +133,11 @@ static void strv_add(struct strv *s, const char *str)
 static void strv_addf(struct strv *s, const char *fmt, ...) LL_PRINTF(2, 3);
 static void strv_addf(struct strv *s, const char *fmt, ...)
 {
-	struct ll_buf b;
 	va_list ap;
 
-	ll_buf_init(&b);
 	va_start(ap, fmt);
-	ll_buf_vaddf(&b, fmt, ap);
+	*(char **)ll_array_push(&s->v, &s->n, sizeof(char *)) = ll_vasprintf(fmt, ap);
 	va_end(ap);
-	*(char **)ll_array_push(&s->v, &s->n, sizeof(char *)) = ll_buf_detach(&b);
 }
 
 /* Terminate with NULL without counting it. */

@@ -42,16 +42,24 @@ char *ll_strndup(const char *s, size_t n)
 	return d;
 }
 
-char *ll_asprintf(const char *fmt, ...)
+char *ll_vasprintf(const char *fmt, va_list ap)
 {
 	struct ll_buf b;
-	va_list ap;
 
 	ll_buf_init(&b);
-	va_start(ap, fmt);
 	ll_buf_vaddf(&b, fmt, ap);
-	va_end(ap);
 	return ll_buf_detach(&b);
+}
+
+char *ll_asprintf(const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+
+	va_start(ap, fmt);
+	s = ll_vasprintf(fmt, ap);
+	va_end(ap);
+	return s;
 }
 
 void *ll_array_push(void *arrayp, size_t *count, size_t elem)

@@ -12,7 +12,6 @@ char *ll_facts_busid(hwloc_obj_t pci);                        /* "0000:07:00.0" 
 hwloc_obj_t ll_facts_pci_parent(hwloc_obj_t o);               /* NULL if the parent is no PCI device */
 int ll_facts_numa(hwloc_topology_t topo, hwloc_obj_t o);      /* -1 unless one NUMA node */
 long ll_facts_parse_long(const char *s, int base);            /* -1 for NULL, garbage, negative */
-int ll_facts_natural_cmp(const char *a, const char *b);       /* mlx5_2 < mlx5_10 */
 enum ll_netif_kind ll_netif_kind_from_name(const char *s);    /* NetKind value */
 
 /* Fill f->rdma (natural name order) and return the hwloc object of each. */

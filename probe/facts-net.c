@@ -149,7 +149,7 @@ static void port_info(struct ll_rdma_device *d, const char *name, const char *va
 
 static int str_natural_cmp(const void *a, const void *b)
 {
-	return ll_facts_natural_cmp(*(char *const *)a, *(char *const *)b);
+	return strverscmp(*(char *const *)a, *(char *const *)b);
 }
 
 struct rdma_tmp {
@@ -159,7 +159,7 @@ struct rdma_tmp {
 
 static int rdma_tmp_cmp(const void *a, const void *b)
 {
-	return ll_facts_natural_cmp(((const struct rdma_tmp *)a)->dev.name, ((const struct rdma_tmp *)b)->dev.name);
+	return strverscmp(((const struct rdma_tmp *)a)->dev.name, ((const struct rdma_tmp *)b)->dev.name);
 }
 
 void ll_facts_rdma_extract(hwloc_topology_t topo, struct ll_facts *f, hwloc_obj_t **ret_objs)
@@ -293,7 +293,7 @@ static const char *netif_rdma_owner(hwloc_obj_t netobj)
 	for (hwloc_obj_t c = pci->io_first_child; c; c = c->next_sibling) {
 		if (c->type != HWLOC_OBJ_OS_DEVICE || c->attr->osdev.type != HWLOC_OBJ_OSDEV_OPENFABRICS || !c->name)
 			continue;
-		if (!first || ll_facts_natural_cmp(c->name, first) < 0)
+		if (!first || strverscmp(c->name, first) < 0)
 			first = c->name;
 		for (unsigned i = 0; i < c->infos_count; i++)
 			if (ll_startswith(c->infos[i].name, "Port") && strstr(c->infos[i].name, "Netdev") &&
@@ -305,7 +305,7 @@ static const char *netif_rdma_owner(hwloc_obj_t netobj)
 
 static int netif_cmp(const void *a, const void *b)
 {
-	return ll_facts_natural_cmp(((const struct ll_netif *)a)->name, ((const struct ll_netif *)b)->name);
+	return strverscmp(((const struct ll_netif *)a)->name, ((const struct ll_netif *)b)->name);
 }
 
 void ll_facts_netifs_extract(hwloc_topology_t topo, struct ll_facts *f)

@@ -67,11 +67,6 @@ long ll_facts_parse_long(const char *s, int base)
 	return v;
 }
 
-int ll_facts_natural_cmp(const char *a, const char *b)
-{
-	return strverscmp(a, b);
-}
-
 /* ---- host ---- */
 
 static void host_facts(hwloc_topology_t topo, struct ll_facts *f)

@@ -123,44 +123,9 @@ bool ll_sysfs_is_dir(const char *path)
 	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-int ll_natcmp(const char *a, const char *b)
-{
-	while (*a && *b) {
-		if (isdigit((unsigned char)*a) && isdigit((unsigned char)*b)) {
-			const char *ea = a, *eb = b;
-			size_t la, lb;
-			int c;
-
-			while (*a == '0' && isdigit((unsigned char)a[1]))
-				a++;
-			while (*b == '0' && isdigit((unsigned char)b[1]))
-				b++;
-			for (ea = a; isdigit((unsigned char)*ea); ea++)
-				;
-			for (eb = b; isdigit((unsigned char)*eb); eb++)
-				;
-			la = (size_t)(ea - a);
-			lb = (size_t)(eb - b);
-			if (la != lb)
-				return la < lb ? -1 : 1;
-			c = memcmp(a, b, la);
-			if (c)
-				return c < 0 ? -1 : 1;
-			a = ea;
-			b = eb;
-			continue;
-		}
-		if (*a != *b)
-			return (unsigned char)*a < (unsigned char)*b ? -1 : 1;
-		a++;
-		b++;
-	}
-	return *a ? 1 : *b ? -1 : 0;
-}
-
 static int natcmp_qsort(const void *a, const void *b)
 {
-	int c = ll_natcmp(*(char *const *)a, *(char *const *)b);
+	int c = strverscmp(*(char *const *)a, *(char *const *)b);
 
 	/* "eth01" and "eth1" compare equal as numbers: fall back to bytes so the
 	 * order stays total and stable across runs. */

@@ -44,8 +44,6 @@ bool ll_sysfs_is_dir(const char *path);
 int ll_sysfs_list(const char *path, char ***ret, size_t *n);
 void ll_strv_free(char **v, size_t n);
 
-/* Natural order: digit runs compare as numbers. */
-int ll_natcmp(const char *a, const char *b);
 
 /* Parse a whole string as an unsigned decimal number (no sign, no junk). */
 bool ll_parse_uint(const char *s, unsigned *ret);

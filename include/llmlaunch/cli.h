@@ -54,6 +54,15 @@ enum {
 /* Handle one of the common options; returns true when `opt` was one. */
 bool ll_ctx_common_option(struct ll_ctx *ctx, int opt, const char *arg);
 
+/* The getopt_long() results every command treats alike, for use in the `default:` case:
+ * a common option (handled: returns 1), '?' (unknown option) and ':' (missing value;
+ * optstring must start with ':'), and anything else the command did not expect. Usage
+ * errors are reported as "CMD: ..." and return -EINVAL. */
+int ll_cmd_option_fallback(const char *cmd, int c, const char *arg, char **argv, struct ll_ctx *ctx);
+/* After the option loop: no operands left, and --topology and --fsroot not both given.
+ * Returns 1, or -EINVAL after reporting. */
+int ll_cmd_options_done(const char *cmd, int argc, char **argv, struct ll_ctx *ctx);
+
 /* Probe (or replay) once per process; later calls return the same facts. */
 int ll_ctx_facts(struct ll_ctx *ctx, const struct ll_facts **ret, struct ll_error *err);
 

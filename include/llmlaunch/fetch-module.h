@@ -4,9 +4,8 @@
 #ifndef LLMLAUNCH_FETCH_MODULE_H
 #define LLMLAUNCH_FETCH_MODULE_H
 
+#include "llmlaunch/paths.h"
 #include "llmlaunch/profile.h"
-
-#define LL_MODULE_EXPORT __attribute__((visibility("default")))
 
 typedef int ll_fetch_module_run_fn(const char *spec, const struct ll_fetch_opts *opts, struct ll_fetch_result *ret,
 				   struct ll_error *err);

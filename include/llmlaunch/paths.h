@@ -25,4 +25,7 @@ char *ll_installed_profile_dir(void);
  * (build tree), and returns the address of SYMBOL in it. The module stays loaded. */
 int ll_module_symbol(const char *module, const char *symbol, void **ret, struct ll_error *err);
 
+/* Marks a module's entry point; modules are built with hidden visibility. */
+#define LL_MODULE_EXPORT __attribute__((visibility("default")))
+
 #endif

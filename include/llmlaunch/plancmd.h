@@ -37,6 +37,13 @@ struct ll_plan_cmd_options {
 int ll_plan_cmd_option(struct ll_plan_cmd_options *o, int opt, char *arg, struct ll_error *err);
 void ll_plan_cmd_options_release(struct ll_plan_cmd_options *o);
 
+struct ll_agree_options;
+/* ll_cmd_option_fallback() for the commands that plan (env, explain, slurm task-prolog):
+ * the planner's options and, when `agree` is not NULL, the agreement's options come
+ * first. Returns 1 when handled, -EINVAL after reporting a usage error. */
+int ll_plan_cmd_fallback(const char *cmd, int c, char *arg, char **argv, struct ll_ctx *ctx,
+			 struct ll_plan_cmd_options *plan, struct ll_agree_options *agree);
+
 /* Probe (or replay) this node, resolve the profiles of ctx, and plan with
  * `environ_`. The plan owns copies of everything; *ret_profiles (optional) receives
  * the profile set for callers that show the layers. */

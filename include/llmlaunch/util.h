@@ -62,6 +62,7 @@ void *ll_realloc(void *p, size_t n);
 char *ll_strdup(const char *s); /* NULL in, NULL out */
 char *ll_strndup(const char *s, size_t n);
 char *ll_asprintf(const char *fmt, ...) LL_PRINTF(1, 2);
+char *ll_vasprintf(const char *fmt, va_list ap);
 
 /* Append one element to a growable array of `elem` bytes; returns the new slot, zeroed. */
 void *ll_array_push(void *arrayp, size_t *count, size_t elem);

@@ -2,7 +2,7 @@
 # bench/agree.sh drive it under srun and mpirun), and the bare PMIx fence it is
 # measured against.
 add_executable(ll-agree-tool ${CMAKE_SOURCE_DIR}/tests/tools/agree-tool.c)
-target_link_libraries(ll-agree-tool PRIVATE llmlaunch_core)
+target_link_libraries(ll-agree-tool PRIVATE llmlaunch_core llmlaunch_pmix_objs)
 add_executable(pmix-fence ${CMAKE_SOURCE_DIR}/bench/pmix-fence.c)
 target_link_libraries(pmix-fence PRIVATE PkgConfig::PMIX)
 

@@ -4,11 +4,11 @@
 # exists, plus files named by seeds_for() below, copied into a temporary corpus so
 # the repository is never written. Exits non-zero when a harness crashes (the crash
 # input is kept in build-fuzz/fuzz-artifacts/).
-#   FUZZ_SECONDS=30 (per harness)   FUZZ_JOBS=1
+#   FUZZ_SECONDS=45 (per harness)   FUZZ_JOBS=1
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 SRC=$PWD
-SECONDS_EACH=${FUZZ_SECONDS:-30}
+SECONDS_EACH=${FUZZ_SECONDS:-45}
 
 if ! command -v clang >/dev/null; then
 	echo "fuzz: clang not installed, skipping" >&2
@@ -39,10 +39,12 @@ for harness_src in tests/fuzz/fuzz-*.c; do
 	bin=$SRC/build-fuzz/tests/$name
 	[ -x "$bin" ] || { echo "fuzz: $name was not built" >&2; status=1; continue; }
 	corpus=$(mktemp -d)
-	[ -d "tests/fuzz/corpus/$name" ] && cp -r "tests/fuzz/corpus/$name/." "$corpus/"
+	for dir in "tests/fuzz/corpus/$name" "tests/fuzz/corpus/${name#fuzz-}"; do
+		[ -d "$dir" ] && cp -rL "$dir/." "$corpus/"
+	done
 	for s in $(seeds_for "$name"); do
 		[ -e "$s" ] || continue
-		find "$s" -type f -size -1M -exec cp -t "$corpus" {} + 2>/dev/null || true
+		find "$s" -type f -size -1024k -exec cp -t "$corpus" {} + 2>/dev/null || true
 	done
 	echo "fuzz: $name for ${SECONDS_EACH}s ($(ls "$corpus" | wc -l) seeds)"
 	if ! "$bin" -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=2048 \

@@ -17,11 +17,14 @@ timeout 60 mpirun -n 1 "$LLMLAUNCH" env --format json --agree-timeout 20 >"$agre
 [ "$(json_field "$agree_tmp/env.json" MASTER_ADDR)" = 127.0.0.1 ] || fail "MASTER_ADDR"
 [ -n "$(json_field "$agree_tmp/env.json" MASTER_PORT)" ] || fail "no MASTER_PORT"
 
-# 2. Two on one node: refused by both, with the mpirun spelling of the fix.
+# 2. Two on one node: refused, with the mpirun spelling of the fix. Each process decides
+# alone from PMIx's local data, but mpirun aborts the job at the first non-zero exit,
+# so the second refusal may be cut short: ask for at least one and no output at all.
 timeout 60 mpirun -n 2 "$LLMLAUNCH" env --format json --agree-timeout 20 >"$agree_tmp/two.out" 2>"$agree_tmp/two.err" \
 	&& fail "two llmlaunch on one node were accepted"
 n=$(grep -c "^llmlaunch: 2 llmlaunch processes on 1 node (2 on '[^']*'): llmlaunch runs once per node" "$agree_tmp/two.err")
-[ "$n" = 2 ] || fail "expected the refusal twice: $(cat "$agree_tmp/two.err")"
+[ "$n" -ge 1 ] || fail "expected the refusal: $(cat "$agree_tmp/two.err")"
+[ ! -s "$agree_tmp/two.out" ] || fail "a refused run printed values: $(cat "$agree_tmp/two.out")"
 grep -q "mpirun: --map-by ppr:1:node" "$agree_tmp/two.err" || fail "no mpirun hint"
 
 # 3. A real one-node launch through mpirun's PMIx server.

@@ -1,4 +1,9 @@
-/* The PMIx backend (srun --mpi=pmix, mpirun). One llmlaunch per node:
+/* The PMIx backend (srun --mpi=pmix, mpirun), built as the module llmlaunch-pmix.so:
+ * libpmix brings libevent, munge and a thread of its own, so it loads only under a
+ * PMIx launcher (agree-run.c calls agree_pmix_run(), launcher/agree-pmix-loader.c).
+ * The module resolves llmlaunch's own functions from the binary that loads it.
+ *
+ * One llmlaunch per node:
  *
  *   put  llmlaunch.r  the small record (digests, host key, candidate port, switch)
  *   put  llmlaunch.s  the full summary: rank 0 only, everyone needs it
@@ -14,7 +19,8 @@
  * Slurm's PMIx server ignores PMIX_TIMEOUT on fences and defers a direct-modex get
  * until the peer commits, so every wait here is non-blocking with our own deadline.
  * A get is retried, each try bounded, until the deadline: an answer can be lost. */
-#include "agree-internal.h"
+#include "../agree-internal.h"
+#include "llmlaunch/paths.h"
 
 #include <errno.h>
 #include <pmix.h>
@@ -417,7 +423,8 @@ static int pmix_fail(struct ll_error *err, pmix_status_t rc, const char *what)
 	return ll_error_set(err, -EIO, "%s: %s", what, PMIx_Error_string(rc));
 }
 
-int agree_pmix_run(const struct ll_summary *self, const struct ll_agree_node *rec, const struct ll_agree_options *o,
+LL_MODULE_EXPORT int ll_pmix_module_run(const struct ll_summary *self, const struct ll_agree_node *rec,
+					 const struct ll_agree_options *o,
 		   struct ll_cluster *ret, struct ll_error *err)
 {
 	struct pmix_state st = { .self = self };
