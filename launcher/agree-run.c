@@ -1,6 +1,7 @@
 /* ll_agree(): pick the backend from the environment, build this node's summary,
  * agree, and write the cluster-wide values into the plan. */
 #include "agree-internal.h"
+#include "llmlaunch/launch.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -64,38 +65,14 @@ enum ll_agree_backend ll_agree_detect(char *const *env)
 
 int ll_agree_free_port(void)
 {
-	struct sockaddr_in6 a6 = { .sin6_family = AF_INET6, .sin6_addr = IN6ADDR_ANY_INIT };
-	struct sockaddr_in a4 = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_ANY) };
-	struct sockaddr_storage got;
-	socklen_t len = sizeof(got);
-	int fd, port, r;
+	int port, r;
 
 	/* Any address, both families when the kernel allows: the master listens on whichever
 	 * address the agreement picks. */
-	fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd >= 0 && bind(fd, (struct sockaddr *)&a6, sizeof(a6)) < 0) {
-		close(fd);
-		fd = -1;
-	}
-	if (fd < 0) {
-		fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-		if (fd < 0)
-			return -errno;
-		if (bind(fd, (struct sockaddr *)&a4, sizeof(a4)) < 0) {
-			r = -errno;
-			close(fd);
-			return r;
-		}
-	}
-	if (getsockname(fd, (struct sockaddr *)&got, &len) < 0) {
-		r = -errno;
-		close(fd);
-		return r;
-	}
-	port = ntohs(got.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&got)->sin6_port
-					       : ((struct sockaddr_in *)&got)->sin_port);
-	close(fd);
-	return port;
+	r = ll_free_port("::", &port, NULL);
+	if (r < 0)
+		r = ll_free_port("0.0.0.0", &port, NULL);
+	return r < 0 ? r : port;
 }
 
 /* ---- this node's summary ---- */

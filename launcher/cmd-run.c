@@ -85,6 +85,7 @@ static void usage(FILE *f)
 		"                         plan expected InfiniBand or RoCE: warn (default) or stop\n"
 		LL_COMMON_HELP
 		LL_AGREE_HELP
+		"  -h, --help        show this help\n"
 		"\n"
 		"torchrun's own options pass through, spelled with dashes or underscores, and win\n"
 		"over the plan: --nnodes --node-rank --master-addr --master-port --rdzv-backend\n"
@@ -321,10 +322,6 @@ static int parse_argv(int argc, char **argv, struct ll_ctx *ctx, struct run_opti
 
 /* ---- pre-flight checks ---- */
 
-/* The subcommands, for "did you mean" when SCRIPT looks like a mistyped one. Kept in
- * step with the table in launcher/main.c (which is not part of the library). */
-static const char *const command_names[] = { "env", "explain", "logs", "probe", "profiles", "run", "slurm" };
-
 static int check_script(const struct run_options *o, struct ll_error *err)
 {
 	const struct ll_torchrun_arg *no_python = NULL;
@@ -345,10 +342,14 @@ static int check_script(const struct run_options *o, struct ll_error *err)
 		const char *best = NULL;
 		size_t best_d = 3;
 
-		for (size_t i = 0; i < LL_ARRAY_SIZE(command_names); i++) {
-			size_t d = ll_edit_distance(o->script, command_names[i]);
+		for (size_t i = 0; i < ll_n_commands; i++) {
+			size_t d;
+
+			if (!ll_commands[i].summary)
+				continue;
+			d = ll_edit_distance(o->script, ll_commands[i].name);
 			if (d < best_d)
-				best = command_names[i], best_d = d;
+				best = ll_commands[i].name, best_d = d;
 		}
 		if (best)
 			ll_error_hint(err, "did you mean 'llmlaunch %s'?", best);

@@ -73,6 +73,15 @@ void ll_warnf(const char *fmt, ...) LL_PRINTF(1, 2);
 
 typedef int (*ll_cmd_fn)(int argc, char **argv, struct ll_ctx *ctx);
 
+struct ll_command {
+	const char *name;
+	ll_cmd_fn fn;
+	const char *summary; /* NULL: internal, not listed */
+};
+extern const struct ll_command ll_commands[];
+extern const size_t ll_n_commands;
+const struct ll_command *ll_command_find(const char *name);
+
 int cmd_probe(int argc, char **argv, struct ll_ctx *ctx);
 int cmd_env(int argc, char **argv, struct ll_ctx *ctx);
 int cmd_explain(int argc, char **argv, struct ll_ctx *ctx);

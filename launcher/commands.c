@@ -1,0 +1,26 @@
+/* The command table: the whole CLI surface. In the library rather than in main.c so
+ * that `run` can say "did you mean 'llmlaunch probe'?" for a SCRIPT that is a typo. */
+#include <string.h>
+
+#include "llmlaunch/cli.h"
+
+/* Alphabetical. A first argument that is no command name is a SCRIPT for `run`. */
+const struct ll_command ll_commands[] = {
+	{ "__worker", cmd_worker, NULL },
+	{ "env", cmd_env, "print this node's NCCL/torchrun environment (sh, fish, dotenv, json, slurm)" },
+	{ "explain", cmd_explain, "show every planned value with its source and reason, then lint" },
+	{ "logs", cmd_logs, "read NCCL logs and say which transport really ran" },
+	{ "probe", cmd_probe, "detect GPUs, NVLink, RDMA ports, interfaces and PCIe distances" },
+	{ "profiles", cmd_profiles, "list, show and validate profiles" },
+	{ "run", cmd_run, "launch SCRIPT through torch.distributed.run (the default command)" },
+	{ "slurm", cmd_slurm, "Slurm integration: prolog and task-prolog" },
+};
+const size_t ll_n_commands = LL_ARRAY_SIZE(ll_commands);
+
+const struct ll_command *ll_command_find(const char *name)
+{
+	for (size_t i = 0; i < ll_n_commands; i++)
+		if (strcmp(ll_commands[i].name, name) == 0)
+			return &ll_commands[i];
+	return NULL;
+}
