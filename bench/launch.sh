@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Launch overhead of llmlaunch, in one run:
 #   1. whole-process wall time of `llmlaunch --dry-run examples/train.py` (median of
-#      many runs; target < 10 ms), next to the same from a saved snapshot (no live
-#      probe), `llmlaunch probe` alone and `llmlaunch --version` (the process floor:
-#      exec + dynamic linking), so the live probe's share shows;
+#      many runs; target < 10 ms), warm (the per-boot probe cache hit, the usual case)
+#      and cold (--no-cache: a full probe), next to the same from a saved snapshot (no
+#      live probe), `llmlaunch probe` alone, warm and cold, and `llmlaunch --version`
+#      (the process floor: exec + dynamic linking), so the live probe's share shows;
 #   2. a full launch of examples/train.py (2 workers) through llmlaunch against bare
 #      torchrun with equivalent arguments (target: ratio <= 1.03), runs interleaved.
 #
@@ -24,7 +25,7 @@ while [ $# -gt 0 ]; do
 	--runs) runs=$2; shift 2 ;;
 	--launch-runs) launch_runs=$2; shift 2 ;;
 	--steps) steps=$2; shift 2 ;;
-	-h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "bench/launch.sh: unknown argument '$1'" >&2; exit 2 ;;
 	esac
 done
@@ -41,6 +42,9 @@ PY=${LLMLAUNCH_PYTHON:-/usr/bin/python3}
 example="$src/examples/train.py"
 work=$(mktemp -d "${TMPDIR:-/tmp}/ll-bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT
+# A probe cache of our own, written by the warm-up run below.
+export LLMLAUNCH_CACHE_DIR=$work/cache
+unset LLMLAUNCH_CACHE_DEBUG
 
 median() { sort -n | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
@@ -65,17 +69,22 @@ echo
 floor_true=$(wall_ms "$runs" /bin/true | median)
 floor=$(wall_ms "$runs" "$LLMLAUNCH" --version | median)
 probe=$(wall_ms "$runs" "$LLMLAUNCH" probe | median)
+probe_cold=$(wall_ms "$runs" "$LLMLAUNCH" probe --no-cache | median)
 dry_xml=$(wall_ms "$runs" "$LLMLAUNCH" --dry-run --topology "$work/node.xml" --python /bin/true "$example" | median)
 dry=$(wall_ms "$runs" "$LLMLAUNCH" --dry-run --python /bin/true "$example" | median)
+dry_cold=$(wall_ms "$runs" "$LLMLAUNCH" --dry-run --no-cache --python /bin/true "$example" | median)
 share=$(awk -v d="$dry" -v x="$dry_xml" 'BEGIN { printf "%.0f", (d > 0 ? (d - x) / d * 100 : 0) }')
+share_cold=$(awk -v d="$dry_cold" -v x="$dry_xml" 'BEGIN { printf "%.0f", (d > 0 ? (d - x) / d * 100 : 0) }')
 
 printf '1. dry run, median of %d runs (wall, whole process)\n' "$runs"
-printf '   %-44s %8.2f ms\n' "/bin/true (the shell's fork+exec)" "$floor_true"
-printf '   %-44s %8.2f ms\n' "llmlaunch --version (exec + dynamic linking)" "$floor"
-printf '   %-44s %8.2f ms\n' "llmlaunch probe (live)" "$probe"
-printf '   %-44s %8.2f ms\n' "llmlaunch --dry-run --topology node.xml" "$dry_xml"
-printf '   %-44s %8.2f ms   (target < 10 ms)\n' "llmlaunch --dry-run examples/train.py" "$dry"
-printf '   live probe share of the dry run: %s%%\n\n' "$share"
+printf '   %-56s %8.2f ms\n' "/bin/true (the shell's fork+exec)" "$floor_true"
+printf '   %-56s %8.2f ms\n' "llmlaunch --version (exec + dynamic linking)" "$floor"
+printf '   %-56s %8.2f ms\n' "llmlaunch probe (live, warm: cache hit)" "$probe"
+printf '   %-56s %8.2f ms\n' "llmlaunch probe --no-cache (live, cold)" "$probe_cold"
+printf '   %-56s %8.2f ms\n' "llmlaunch --dry-run --topology node.xml" "$dry_xml"
+printf '   %-56s %8.2f ms   (target < 10 ms)\n' "llmlaunch --dry-run examples/train.py (warm)" "$dry"
+printf '   %-56s %8.2f ms\n' "llmlaunch --dry-run --no-cache examples/train.py (cold)" "$dry_cold"
+printf '   live probe share of the dry run: %s%% warm, %s%% cold\n\n' "$share" "$share_cold"
 
 if ! "$PY" -c 'import torch.distributed.run' 2>/dev/null; then
 	echo "2. full launch: skipped, torch is not importable by $PY"

@@ -4,7 +4,7 @@
 # `llmlaunch profiles list`), Python scripts for SCRIPT and XML files for --topology.
 # tests/integration/completion-bash.sh checks it against every command's --help.
 
-_llmlaunch_common='--topology --fsroot --profile --cacert --allow-http --allow-loader-vars --help'
+_llmlaunch_common='--topology --fsroot --profile --cacert --allow-http --allow-loader-vars --no-cache --help'
 _llmlaunch_plan='--set --bind --nproc-per-node'
 _llmlaunch_agree='--agree-timeout --strict'
 _llmlaunch_torchrun='--nnodes --node-rank --master-addr --master-port --rdzv-backend --rdzv-endpoint

@@ -105,6 +105,7 @@ for cond in '__llmlaunch_is env explain probe run profiles' '__llmlaunch_sub slu
     complete -c llmlaunch -n $cond -l cacert -r -F -d 'trust this CA too for https:// profiles'
     complete -c llmlaunch -n $cond -l allow-http -d 'allow plain http:// profiles beyond loopback'
     complete -c llmlaunch -n $cond -l allow-loader-vars -d 'let profiles set LD_PRELOAD, PYTHONPATH ...'
+    complete -c llmlaunch -n $cond -l no-cache -d 'probe in full, without the per-boot topology cache'
 end
 complete -c llmlaunch -n '__llmlaunch_is env explain probe logs profiles slurm run' -s h -l help -d 'show this help'
 for cond in '__llmlaunch_is env explain run' '__llmlaunch_sub slurm task-prolog'

@@ -105,7 +105,10 @@ def main():
         "loss": f"{loss.item():.4f}",
         "pid": os.getpid(),
     }
-    print("llmlaunch-example " + " ".join(f"{k}={v}" for k, v in fields.items()), flush=True)
+    # One write per line: workers run unbuffered (python -u, as under torchrun), where
+    # print() writes the text and the newline separately and ranks' lines interleave.
+    sys.stdout.write("llmlaunch-example " + " ".join(f"{k}={v}" for k, v in fields.items()) + "\n")
+    sys.stdout.flush()
     if args.dump_env:
         import json
         with open(os.path.join(args.dump_env, f"rank-{rank}.json"), "w") as f:

@@ -319,6 +319,9 @@ static int cmd_prolog(int argc, char **argv, struct ll_ctx *ctx)
 		ll_errorf("slurm prolog: usage error: not checking this node (exit 0 so that Slurm does not drain it)");
 		return LL_EXIT_OK;
 	}
+	/* The prolog is the node's health check: it must see the hardware as it
+	 * is now, never a topology cached earlier in this boot. */
+	ctx->probe.no_cache = true;
 	node = getenv("SLURMD_NODENAME");
 	r = ll_run_bounded(prolog_child, &job, o.timeout_s, &output, &status, &err);
 	if (r < 0) {

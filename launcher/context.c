@@ -26,6 +26,9 @@ bool ll_ctx_common_option(struct ll_ctx *ctx, int opt, const char *arg)
 	case LL_OPT_ALLOW_LOADER_VARS:
 		ctx->allow_loader_vars = true;
 		return true;
+	case LL_OPT_NO_CACHE:
+		ctx->probe.no_cache = true;
+		return true;
 	default:
 		return false;
 	}
@@ -75,6 +78,11 @@ int ll_ctx_facts(struct ll_ctx *ctx, const struct ll_facts **ret, struct ll_erro
 		 * are then unknown and the user should hear why. */
 		if (!ctx->probe.topology_file && ll_nvml_last_warning())
 			ll_warnf("%s", ll_nvml_last_warning());
+		/* Why a probe was slow (or a cache ignored) is a question for
+		 * debugging, not for every run. */
+		if (ll_probe_cache_status() && getenv("LLMLAUNCH_CACHE_DEBUG") && *getenv("LLMLAUNCH_CACHE_DEBUG") &&
+		    strcmp(getenv("LLMLAUNCH_CACHE_DEBUG"), "0") != 0)
+			fprintf(stderr, "llmlaunch: debug: probe cache: %s\n", ll_probe_cache_status());
 	}
 	*ret = ctx->facts;
 	return 0;

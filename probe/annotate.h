@@ -31,6 +31,14 @@ int ll_annotate_host(hwloc_topology_t topo, const char *fsroot, struct ll_error 
 int ll_annotate_rdma(hwloc_topology_t topo, const char *fsroot, struct ll_error *err);
 int ll_annotate_netifs(hwloc_topology_t topo, const char *fsroot, struct ll_error *err);
 
+/* Read the dynamic facts again (probe/dynamic.c): drop every info the three
+ * annotators above write, and hwloc's own per-port RDMA infos, then run them anew;
+ * refresh hwloc's HostName (live), ProcessName and network Address in place. For a
+ * topology restored from the probe cache, or annotated earlier: after it, port
+ * states, GID tables, interface state and addresses, the GPUDirect module and the
+ * host name are those of now. Static facts (and NVML's) stay as they were. */
+int ll_annotate_dynamic(hwloc_topology_t topo, const char *fsroot, struct ll_error *err);
+
 /* NVML (probe/nvml.c, docs/nvml.md): GPUModel, NVIDIAUUID, NVLinksActive/Inactive on
  * the GPU PCI objects, NVSwitch PCI objects marked with subtype "NVSwitch", and the
  * NVLinkBandwidth distances matrix. library NULL: $LLMLAUNCH_NVML_LIBRARY, else

@@ -1,6 +1,7 @@
-/* Loading a topology: the live machine (hwloc + the annotators in annotate.h), a
- * fake /sys under --fsroot, or a saved snapshot. Everything the probe learns is
- * stored in the topology, so the facts come from ll_probe_facts() alone. */
+/* Loading a topology: the live machine (hwloc + the annotators in annotate.h, the
+ * static part from the per-boot cache of cache.c when it is valid), a fake /sys
+ * under --fsroot, or a saved snapshot. Everything the probe learns is stored in
+ * the topology, so the facts come from ll_probe_facts() alone. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -13,6 +14,8 @@
 
 #include "llmlaunch/probe.h"
 #include "annotate.h"
+#include "cache.h"
+#include "sysfs.h"
 #include "annotations.h"
 
 /* Snapshots of real machines are at most a few MB; the cap only keeps a wrong
@@ -179,21 +182,15 @@ static bool xml_well_formed(const char *buf)
 	return ok;
 }
 
-static int load_xml(const char *path, hwloc_topology_t *ret, struct ll_error *err)
+/* Load hwloc XML text (buf, as read from path) the way every replay does, with
+ * extra hwloc topology flags. */
+static int load_xml_buffer(const char *path, const char *buf, unsigned long flags, hwloc_topology_t *ret,
+			   struct ll_error *err)
 {
 	_cleanup_(topo_destroyp) hwloc_topology_t topo = NULL;
-	_cleanup_free_ char *buf = NULL;
 	const char *p;
 	int r, major;
 
-	r = ll_read_file(path, XML_MAX_SIZE, &buf);
-	if (r == -EFBIG)
-		return ll_error_set(err, r, "cannot load '%s': larger than %u MB, not a topology snapshot", path,
-				    XML_MAX_SIZE >> 20);
-	if (r == -EBADMSG) /* NUL bytes */
-		return ll_error_set(err, -EINVAL, "cannot load '%s': not an XML file (binary data)", path);
-	if (r < 0)
-		return ll_error_set(err, r, "cannot open '%s': %s", path, strerror(-r));
 	for (p = buf; *p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'; p++)
 		;
 	if (*p == '\0')
@@ -228,49 +225,46 @@ static int load_xml(const char *path, hwloc_topology_t *ret, struct ll_error *er
 	 * snapshot saved with our live filters must come back unchanged. */
 	hwloc_topology_set_io_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_ALL);
 	hwloc_topology_set_type_filter(topo, HWLOC_OBJ_MISC, HWLOC_TYPE_FILTER_KEEP_ALL);
+	if (flags && hwloc_topology_set_flags(topo, flags) < 0)
+		return ll_error_set(err, -errno, "cannot load '%s': hwloc refuses the flags 0x%lx", path, flags);
 	if (hwloc_topology_set_xmlbuffer(topo, buf, (int)strlen(buf) + 1) < 0 || hwloc_topology_load(topo) < 0)
 		return ll_error_set(err, -EINVAL, "cannot load '%s': invalid or truncated hwloc XML", path);
 	*ret = LL_TAKE(topo);
 	return 0;
 }
 
-/* hwloc fills these from uname() of the machine it runs on, even under
- * HWLOC_FSROOT; there they would describe the wrong machine. hwloc 2 has no call
- * to remove an info, so edit the array (its strings are hwloc's malloc'ed ones). */
-static void drop_uname_infos(hwloc_obj_t root)
+static int load_xml(const char *path, hwloc_topology_t *ret, struct ll_error *err)
 {
-	static const char *const names[] = { "HostName", "OSName", "OSRelease", "OSVersion", "Architecture" };
-	unsigned j = 0;
-
-	for (unsigned i = 0; i < root->infos_count; i++) {
-		bool drop = false;
-
-		for (size_t k = 0; k < LL_ARRAY_SIZE(names); k++)
-			drop |= strcmp(root->infos[i].name, names[k]) == 0;
-		if (drop) {
-			free(root->infos[i].name);
-			free(root->infos[i].value);
-		} else {
-			root->infos[j++] = root->infos[i];
-		}
-	}
-	root->infos_count = j;
-}
-
-static int annotate(hwloc_topology_t topo, const struct ll_probe_options *opts, struct ll_error *err)
-{
-	const char *lib = opts->nvml_library;
+	_cleanup_free_ char *buf = NULL;
 	int r;
 
-	r = ll_annotate_host(topo, opts->fsroot, err);
+	r = ll_read_file(path, XML_MAX_SIZE, &buf);
+	if (r == -EFBIG)
+		return ll_error_set(err, r, "cannot load '%s': larger than %u MB, not a topology snapshot", path,
+				    XML_MAX_SIZE >> 20);
+	if (r == -EBADMSG) /* NUL bytes */
+		return ll_error_set(err, -EINVAL, "cannot load '%s': not an XML file (binary data)", path);
 	if (r < 0)
-		return r;
-	r = ll_annotate_rdma(topo, opts->fsroot, err);
-	if (r < 0)
-		return r;
-	r = ll_annotate_netifs(topo, opts->fsroot, err);
-	if (r < 0)
-		return r;
+		return ll_error_set(err, r, "cannot open '%s': %s", path, strerror(-r));
+	return load_xml_buffer(path, buf, 0, ret, err);
+}
+
+/* hwloc fills these from uname() of the machine it runs on, even under
+ * HWLOC_FSROOT; there they would describe the wrong machine. */
+static bool is_uname_info(const char *name)
+{
+	static const char *const names[] = { "HostName", "OSName", "OSRelease", "OSVersion", "Architecture" };
+
+	for (size_t k = 0; k < LL_ARRAY_SIZE(names); k++)
+		if (strcmp(name, names[k]) == 0)
+			return true;
+	return false;
+}
+
+static int annotate_nvml(hwloc_topology_t topo, const struct ll_probe_options *opts, struct ll_error *err)
+{
+	const char *lib = opts->nvml_library;
+
 	if (opts->skip_nvml)
 		return 0;
 	if (!lib)
@@ -282,7 +276,66 @@ static int annotate(hwloc_topology_t topo, const struct ll_probe_options *opts, 
 	return ll_annotate_nvml(topo, lib ? lib : "libnvidia-ml.so.1", err);
 }
 
-static int load_live(const struct ll_probe_options *opts, hwloc_topology_t *ret, struct ll_error *err)
+/* Under --fsroot: the annotators on top of hwloc's own infos, which they never
+ * overwrite (what a gathered tree shows is kept as hwloc read it). */
+static int annotate_fsroot(hwloc_topology_t topo, const struct ll_probe_options *opts, struct ll_error *err)
+{
+	int r;
+
+	r = ll_annotate_host(topo, opts->fsroot, err);
+	if (r < 0)
+		return r;
+	r = ll_annotate_rdma(topo, opts->fsroot, err);
+	if (r < 0)
+		return r;
+	r = ll_annotate_netifs(topo, opts->fsroot, err);
+	if (r < 0)
+		return r;
+	return annotate_nvml(topo, opts, err);
+}
+
+static void cache_closep(struct ll_cache *c)
+{
+	ll_cache_close(c);
+}
+
+/* The static part of the live topology from the cache file, when the file is
+ * sound and its key is this boot's, process's and build's. Anything else is a
+ * miss, recorded in the status and never an error. */
+static bool cache_load(const struct ll_cache *c, hwloc_topology_t *ret, const char **why)
+{
+	_cleanup_(topo_destroyp) hwloc_topology_t topo = NULL;
+	_cleanup_free_ char *buf = NULL;
+	struct ll_error xerr = { 0 };
+	static char reason[256];
+	int r;
+
+	r = ll_cache_read(c, &buf);
+	if (r < 0) {
+		*why = r == -ENOENT ? "no cache file yet"
+		       : r == -ELOOP ? "the cache file is a symbolic link, not followed"
+		       : r == -EPERM ? "the cache file is another user's or writable by others"
+		       : r == -EINVAL ? "the cache file is not a regular file"
+				      : strerror(-r);
+		return false;
+	}
+	/* The cached topology is this machine's: binding works on it, and it keeps
+	 * the support flags hwloc found (they are part of what a snapshot holds). */
+	if (load_xml_buffer(c->path, buf, HWLOC_TOPOLOGY_FLAG_IS_THISSYSTEM | HWLOC_TOPOLOGY_FLAG_IMPORT_SUPPORT, &topo,
+			    &xerr) < 0) {
+		snprintf(reason, sizeof(reason), "%s", xerr.message ? xerr.message : "unreadable");
+		ll_error_clear(&xerr);
+		*why = reason;
+		return false;
+	}
+	*why = ll_cache_key_mismatch(c, topo);
+	if (*why)
+		return false;
+	*ret = LL_TAKE(topo);
+	return true;
+}
+/* hwloc's discovery of the machine (or of the tree under fsroot), nothing added. */
+static int load_hwloc(const struct ll_probe_options *opts, hwloc_topology_t *ret, struct ll_error *err)
 {
 	_cleanup_(topo_destroyp) hwloc_topology_t topo = NULL;
 	struct env_save fsroot = { 0 }, virt = { 0 };
@@ -339,10 +392,65 @@ static int load_live(const struct ll_probe_options *opts, hwloc_topology_t *ret,
 					    strerror(-r));
 		return ll_error_set(err, r, "cannot load this machine's topology: %s", strerror(-r));
 	}
+	*ret = LL_TAKE(topo);
+	return 0;
+}
 
-	if (opts->fsroot)
-		drop_uname_infos(hwloc_get_root_obj(topo));
-	r = annotate(topo, opts, err);
+/* The machine itself. The static part (hwloc's discovery and NVML's answers)
+ * comes from the cache when it is valid, else from a full probe that then
+ * rewrites the cache; the dynamic facts are read afterwards in both cases, the
+ * same way, so that a hit and a full probe give the same topology. */
+static int load_machine(const struct ll_probe_options *opts, hwloc_topology_t *ret, struct ll_error *err)
+{
+	_cleanup_(topo_destroyp) hwloc_topology_t topo = NULL;
+	_cleanup_(cache_closep) struct ll_cache cache = { 0 };
+	const char *miss = NULL;
+	bool use_cache;
+	int r;
+
+	use_cache = ll_cache_open(&cache, opts) == 0;
+	if (use_cache && cache_load(&cache, &topo, &miss)) {
+		ll_cache_status_set("hit '%s'", cache.path);
+	} else {
+		r = load_hwloc(opts, &topo, err);
+		if (r < 0)
+			return r;
+		r = annotate_nvml(topo, opts, err);
+		if (r < 0)
+			return r;
+		if (use_cache) {
+			/* A broken NVML is retried (and warned about) at every
+			 * probe until it works, not frozen into the cache. */
+			if (ll_nvml_last_warning())
+				ll_cache_status_set("miss '%s' (%s); not written: NVML gave a warning", cache.path, miss);
+			else if ((r = ll_cache_write(&cache, topo)) < 0)
+				ll_cache_status_set("miss '%s' (%s); cannot write it: %s", cache.path, miss,
+						    strerror(-r));
+			else
+				ll_cache_status_set("miss '%s' (%s); written", cache.path, miss);
+		}
+	}
+	r = ll_annotate_dynamic(topo, NULL, err);
+	if (r < 0)
+		return r;
+	*ret = LL_TAKE(topo);
+	return 0;
+}
+
+static int load_live(const struct ll_probe_options *opts, hwloc_topology_t *ret, struct ll_error *err)
+{
+	_cleanup_(topo_destroyp) hwloc_topology_t topo = NULL;
+	int r;
+
+	if (opts->fsroot) {
+		r = load_hwloc(opts, &topo, err);
+		if (r < 0)
+			return r;
+		ll_obj_infos_drop(hwloc_get_root_obj(topo), is_uname_info);
+		r = annotate_fsroot(topo, opts, err);
+	} else {
+		r = load_machine(opts, &topo, err);
+	}
 	if (r < 0)
 		return r;
 	if (hwloc_obj_add_info(hwloc_get_root_obj(topo), LL_INFO_SNAPSHOT, "1") < 0)
@@ -353,6 +461,7 @@ static int load_live(const struct ll_probe_options *opts, hwloc_topology_t *ret,
 
 int ll_probe_load(const struct ll_probe_options *opts, hwloc_topology_t *ret, struct ll_error *err)
 {
+	ll_cache_status_clear();
 	if (opts->topology_file)
 		return load_xml(opts->topology_file, ret, err);
 	return load_live(opts, ret, err);
@@ -384,44 +493,17 @@ int ll_probe(const struct ll_probe_options *opts, hwloc_topology_t *ret_topo, st
 
 int ll_probe_save(hwloc_topology_t topo, const char *path, struct ll_error *err)
 {
-	_cleanup_free_ char *tmp = NULL;
 	char *xml = NULL;
-	int len, fd, r = 0;
-	ssize_t n;
+	int len, r;
 
 	if (hwloc_topology_export_xmlbuffer(topo, &xml, &len, 0) < 0)
 		return ll_error_set(err, -EIO, "cannot save '%s': hwloc could not export the topology", path);
-	/* Write next to the target and rename, so an interrupted save never leaves
-	 * a truncated snapshot that later fails to replay. */
-	tmp = ll_asprintf("%s.tmpXXXXXX", path);
-	fd = mkostemp(tmp, O_CLOEXEC);
-	if (fd < 0) {
-		r = -errno;
-		hwloc_free_xmlbuffer(topo, xml);
-		return ll_error_set(err, r, "cannot save '%s': %s", path, strerror(-r));
-	}
-	/* len counts the terminating NUL, which does not belong in the file. */
-	for (size_t off = 0, total = len > 0 ? (size_t)len - 1 : 0; off < total; off += (size_t)n) {
-		n = write(fd, xml + off, total - off);
-		if (n < 0) {
-			if (errno == EINTR) {
-				n = 0;
-				continue;
-			}
-			r = -errno;
-			break;
-		}
-	}
+	/* Written next to the target and renamed, so an interrupted save never
+	 * leaves a truncated snapshot that later fails to replay. len counts the
+	 * terminating NUL, which does not belong in the file. */
+	r = ll_file_replace(path, xml, len > 0 ? (size_t)len - 1 : 0, 0644);
 	hwloc_free_xmlbuffer(topo, xml);
-	if (r == 0 && fchmod(fd, 0644) < 0)
-		r = -errno;
-	if (close(fd) < 0 && r == 0)
-		r = -errno;
-	if (r == 0 && rename(tmp, path) < 0)
-		r = -errno;
-	if (r < 0) {
-		unlink(tmp);
+	if (r < 0)
 		return ll_error_set(err, r, "cannot save '%s': %s", path, strerror(-r));
-	}
 	return 0;
 }

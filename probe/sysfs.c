@@ -204,6 +204,34 @@ void ll_obj_info_oncef(hwloc_obj_t obj, const char *name, const char *fmt, ...)
 	ll_buf_release(&b);
 }
 
+void ll_obj_info_set(hwloc_obj_t obj, const char *name, const char *value)
+{
+	for (unsigned i = 0; i < obj->infos_count; i++) {
+		if (strcmp(obj->infos[i].name, name) == 0) {
+			free(obj->infos[i].value);
+			obj->infos[i].value = ll_strdup(value);
+			return;
+		}
+	}
+	hwloc_obj_add_info(obj, name, value);
+}
+
+unsigned ll_obj_infos_drop(hwloc_obj_t obj, bool (*drop)(const char *name))
+{
+	unsigned j = 0, n = obj->infos_count;
+
+	for (unsigned i = 0; i < n; i++) {
+		if (drop(obj->infos[i].name)) {
+			free(obj->infos[i].name);
+			free(obj->infos[i].value);
+		} else {
+			obj->infos[j++] = obj->infos[i];
+		}
+	}
+	obj->infos_count = j;
+	return n - j;
+}
+
 hwloc_obj_t ll_topo_standin(hwloc_topology_t topo, const char *name, const char *standin)
 {
 	hwloc_obj_t root = hwloc_get_root_obj(topo), misc;

@@ -53,6 +53,16 @@ bool ll_parse_uint(const char *s, unsigned *ret);
 void ll_obj_info_once(hwloc_obj_t obj, const char *name, const char *value);
 void ll_obj_info_oncef(hwloc_obj_t obj, const char *name, const char *fmt, ...) LL_PRINTF(3, 4);
 
+/* hwloc 2.9 can add an info but neither change nor remove one. These two edit
+ * obj->infos directly: its strings are malloc'ed and hwloc frees them with free(),
+ * and hwloc's own add recomputes the array size from infos_count, so shrinking the
+ * count is safe. Every other file goes through them, never through the array. */
+/* Give the first info `name` this value (in place: the order of infos is kept),
+ * or add it when obj has none of that name. */
+void ll_obj_info_set(hwloc_obj_t obj, const char *name, const char *value);
+/* Remove every info whose name `drop` accepts; returns how many went. */
+unsigned ll_obj_infos_drop(hwloc_obj_t obj, bool (*drop)(const char *name));
+
 /* The Misc stand-in named `name` of kind `standin` below the root, created when
  * missing; NULL when the topology filters Misc objects out. */
 hwloc_obj_t ll_topo_standin(hwloc_topology_t topo, const char *name, const char *standin);

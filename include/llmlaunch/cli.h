@@ -34,6 +34,7 @@ enum {
 	LL_OPT_CACERT,
 	LL_OPT_ALLOW_HTTP,
 	LL_OPT_ALLOW_LOADER_VARS,
+	LL_OPT_NO_CACHE,
 	LL_OPT_COMMON_LAST,
 };
 #define LL_COMMON_LONG_OPTIONS                                            \
@@ -42,14 +43,16 @@ enum {
 	{ "profile", required_argument, NULL, LL_OPT_PROFILE },           \
 	{ "cacert", required_argument, NULL, LL_OPT_CACERT },             \
 	{ "allow-http", no_argument, NULL, LL_OPT_ALLOW_HTTP },           \
-	{ "allow-loader-vars", no_argument, NULL, LL_OPT_ALLOW_LOADER_VARS }
+	{ "allow-loader-vars", no_argument, NULL, LL_OPT_ALLOW_LOADER_VARS }, \
+	{ "no-cache", no_argument, NULL, LL_OPT_NO_CACHE }
 #define LL_COMMON_HELP                                                                  \
 	"  --topology FILE   replay a snapshot (hwloc XML from 'probe --save' or lstopo)\n" \
 	"  --fsroot DIR      read /sys and /proc under DIR instead of this machine's\n"     \
 	"  --profile P       apply a profile (name, file or https:// URL); repeatable\n"     \
 	"  --cacert FILE     trust this CA too when fetching https:// profiles\n"           \
 	"  --allow-http      allow plain http:// profiles from hosts other than loopback\n" \
-	"  --allow-loader-vars  let profiles set LD_PRELOAD, PYTHONPATH, plugin paths ...\n"
+	"  --allow-loader-vars  let profiles set LD_PRELOAD, PYTHONPATH, plugin paths ...\n" \
+	"  --no-cache        probe this machine in full, without the per-boot topology cache\n"
 
 /* Handle one of the common options; returns true when `opt` was one. */
 bool ll_ctx_common_option(struct ll_ctx *ctx, int opt, const char *arg);

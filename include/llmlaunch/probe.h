@@ -13,11 +13,15 @@ struct ll_probe_options {
 	const char *fsroot;         /* read /sys and /proc under this directory */
 	const char *nvml_library;   /* NULL: $LLMLAUNCH_NVML_LIBRARY, else "libnvidia-ml.so.1" */
 	bool skip_nvml;             /* do not try NVML at all */
+	bool no_cache;              /* live probe: neither read nor write the probe cache */
 };
 
 /* Load the topology: from the snapshot when topology_file is set, else the live
  * machine (or fsroot) with every annotator applied. *ret is owned by the caller
- * (hwloc_topology_destroy). */
+ * (hwloc_topology_destroy). A live probe (neither topology_file nor fsroot) takes
+ * the static part of the topology from the per-boot cache when it is valid, and
+ * writes the cache when it is not (unless no_cache); the dynamic facts are read
+ * fresh either way (docs/snapshot-format.md, "The probe cache"). */
 int ll_probe_load(const struct ll_probe_options *opts, hwloc_topology_t *ret, struct ll_error *err);
 
 /* Extract the facts from a loaded (annotated or plain lstopo) topology. */
@@ -35,5 +39,11 @@ int ll_probe_save(hwloc_topology_t topo, const char *path, struct ll_error *err)
  * "NVML library 'X' is unusable: nvmlInit_v2 failed: ...". NULL when NVML worked or is
  * simply not installed (a CPU node). Valid until the next load (probe/nvml.c). */
 const char *ll_nvml_last_warning(void);
+
+/* What the last live load did with the probe cache, one line for a debug message:
+ * "hit '/run/llmlaunch/cache/topology.xml'", "miss (written before the last boot);
+ * rewritten", "off (--no-cache)" ... NULL when that load was not a live one.
+ * Valid until the next load (probe/cache.c). */
+const char *ll_probe_cache_status(void);
 
 #endif

@@ -13,7 +13,7 @@ bc=/usr/share/bash-completion/bash_completion
 # shellcheck source=../../completions/llmlaunch.bash
 . "$LL_SRCDIR/completions/llmlaunch.bash"
 [ "$(complete -p llmlaunch 2>/dev/null)" = "complete -F _llmlaunch llmlaunch" ] || fail "llmlaunch is not registered"
-cd "$comp_tmp/work" || exit 1
+cd "$comp_tmp/project" || exit 1
 
 # comp WORD...: the candidates for the last word, one per line. LINE, when set, is the
 # command line as typed (for "--format=j", which readline splits into 3 words).
@@ -78,7 +78,7 @@ plain=$(env -i PATH="$PATH" HOME="$comp_tmp" LLMLAUNCH="$LLMLAUNCH" bash --norc 
 	c env --format = j
 	c run --bind c
 	c ""
-	c train.py --st' _ "$LL_SRCDIR/completions/llmlaunch.bash" "$comp_tmp/work")
+	c train.py --st' _ "$LL_SRCDIR/completions/llmlaunch.bash" "$comp_tmp/project")
 want=$(printf '%s\n' "dotenv fish json sh slurm " "json " "core " "env explain logs probe profiles run slurm subdir train.py " " ")
 [ "$plain" = "$want" ] || fail "without bash-completion: got [$plain], expected [$want]"
 echo "ok: bash completion"

@@ -9,8 +9,8 @@ unset LLMLAUNCH_PROFILE_PATH
 
 comp_tmp=$(mktemp -d /tmp/ll-completion.XXXXXX)
 comp_cleanup() { rm -rf "$comp_tmp"; }
-mkdir -p "$comp_tmp/work/subdir"
-touch "$comp_tmp/work/train.py" "$comp_tmp/work/node.xml" "$comp_tmp/work/notes.txt" "$comp_tmp/work/site.yaml"
+mkdir -p "$comp_tmp/project/subdir"
+touch "$comp_tmp/project/train.py" "$comp_tmp/project/node.xml" "$comp_tmp/project/notes.txt" "$comp_tmp/project/site.yaml"
 
 # Installed profile names, one line each, sorted.
 comp_profiles() {

@@ -6,7 +6,7 @@ set -u
 . "$LL_SRCDIR/tests/integration/completion-common.bash"
 trap comp_cleanup EXIT
 command -v fish >/dev/null || skip "fish is not installed"
-cd "$comp_tmp/work" || exit 1
+cd "$comp_tmp/project" || exit 1
 mkdir -p "$comp_tmp/bin"
 # `llmlaunch` on PATH is the binary under test (the completion runs `llmlaunch profiles list`).
 ln -s "$LLMLAUNCH" "$comp_tmp/bin/llmlaunch"

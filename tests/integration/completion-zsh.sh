@@ -8,7 +8,7 @@ set -u
 trap "${COMP_KEEP:+:} comp_cleanup" EXIT
 command -v zsh >/dev/null || skip "zsh is not installed"
 zsh -fc 'zmodload zsh/zpty' 2>/dev/null || skip "zsh has no zpty module"
-cd "$comp_tmp/work" || exit 1
+cd "$comp_tmp/project" || exit 1
 mkdir -p "$comp_tmp/fpath" "$comp_tmp/bin"
 cp "$LL_SRCDIR/completions/_llmlaunch" "$comp_tmp/fpath/"
 # `llmlaunch` on PATH is the binary under test (the completion runs `llmlaunch profiles list`).

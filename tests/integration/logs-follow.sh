@@ -91,11 +91,17 @@ if ! "$PY" -c 'import torch.distributed.run' 2>/dev/null; then
 	echo "torch not importable by $PY: torchrun part skipped (shell-writer part passed)" >&2
 	exit 0
 fi
+# Static rendezvous on 127.0.0.1 and a port nobody holds: torch 1.13's --standalone
+# means localhost:29400, which needs /etc/hosts and collides with any other job.
+free_port() {
+	"$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
 torchrun_job() { # MODE DIR
 	mkdir -p "$2/torchrun"
 	FAKE_NCCL=$1 FAKE_NCCL_STAMP=$2/stamp FAKE_NCCL_TRAIN_S=${TRAIN_S:-1} NCCL_DEBUG=INFO \
 		NCCL_DEBUG_FILE="$2/nccl.%h.%p" \
-		"$PY" -m torch.distributed.run --standalone --nproc_per_node 2 --log_dir "$2/torchrun" \
+		"$PY" -m torch.distributed.run --nnodes 1 --node_rank 0 --master_addr 127.0.0.1 \
+		--master_port "$(free_port)" --nproc_per_node 2 --log_dir "$2/torchrun" \
 		--redirects 9:0 --tee 9:0 "$LL_SRCDIR/tests/integration/logs-nccl-worker.py" \
 		>"$2/torchrun.out" 2>&1 &
 	pids+=($!)

@@ -32,7 +32,9 @@ if /usr/bin/python3 -c 'import torch.distributed' 2>/dev/null; then
 	timeout 180 mpirun -n 1 "$LLMLAUNCH" --python /usr/bin/python3 --nproc-per-node 2 --agree-timeout 60 \
 		"$LL_SRCDIR/examples/train.py" --steps 2 >"$agree_tmp/train.out" 2>"$agree_tmp/train.err" \
 		|| fail "mpirun launch failed: $(tail -20 "$agree_tmp/train.err")"
-	n=$(grep -c '^llmlaunch-example .*world_size=2 .*allreduce=3 ' "$agree_tmp/train.out")
+	# mpirun forwards each worker's output as it comes, so two report lines can share
+	# a line of its output: count the reports, not the lines.
+	n=$(grep -oP 'llmlaunch-example rank=\d+ world_size=2 .*?allreduce=3 ' "$agree_tmp/train.out" | wc -l)
 	[ "$n" = 2 ] || fail "expected 2 workers of world size 2: $(cat "$agree_tmp/train.out")"
 else
 	echo "note: torch missing, launch part not run" >&2

@@ -97,7 +97,7 @@ static int setup(void **state)
 	put("root/opt/present.xml", "<system/>\n");
 	put("etc/config.yaml", "env:\n  S: system\n  U: system\n");
 	put("home/config.yaml", "env:\n  U: user\n  L: user\n");
-	put("work/.llmlaunch.yaml", "extends: ../extra/local-base.yaml\nenv:\n  L: local\n");
+	put("project/.llmlaunch.yaml", "extends: ../extra/local-base.yaml\nenv:\n  L: local\n");
 	put("extra/local-base.yaml", "env:\n  LB: local-base\n");
 	put("conditional.yaml", "match:\n  hostname: other-host\nenv:\n  X: conditional\n");
 	return 0;
@@ -227,7 +227,7 @@ static void test_missing_and_paths(void **state)
 	struct ll_profile_set *s = NULL;
 	struct ll_error err = { 0 };
 	char *refs[] = { "infinband" };
-	_cleanup_free_ char *path = ll_asprintf("%s/work/.llmlaunch.yaml", tmp);
+	_cleanup_free_ char *path = ll_asprintf("%s/project/.llmlaunch.yaml", tmp);
 
 	put("profiles/infiniband.yaml", "name: infiniband\n");
 	assert_int_equal(ll_profiles_resolve(NULL, refs, 1, &o, &s, &err), -ENOENT);
@@ -290,7 +290,7 @@ static void test_all_layers(void **state)
 	struct ll_facts f = { .gpus = gpus, .n_gpus = 8, .hostname = "gpu-1" };
 	char *refs[] = { "base", "other" };
 	_cleanup_free_ char *sys = ll_asprintf("%s/etc/config.yaml", tmp), *user = ll_asprintf("%s/home/config.yaml", tmp),
-			    *local = ll_asprintf("%s/work/.llmlaunch.yaml", tmp), *cond = ll_asprintf("%s/conditional.yaml", tmp);
+			    *local = ll_asprintf("%s/project/.llmlaunch.yaml", tmp), *cond = ll_asprintf("%s/conditional.yaml", tmp);
 	char *d;
 
 	for (int i = 0; i < 8; i++)
@@ -304,8 +304,8 @@ static void test_all_layers(void **state)
 	d = dump(s);
 	/* matched (less specific first) < system < user < local < --profile in order */
 	assert_string_equal(d, "M=h100x8@profiles/m-h100x8.yaml:5 S=system@etc/config.yaml:2 "
-			       "U=user@home/config.yaml:2 LB=local-base@work/../extra/local-base.yaml:2 "
-			       "L=local@work/.llmlaunch.yaml:3 "
+			       "U=user@home/config.yaml:2 LB=local-base@project/../extra/local-base.yaml:2 "
+			       "L=local@project/.llmlaunch.yaml:3 "
 			       "A=base@profiles/base.yaml:3 B=base@profiles/base.yaml:4 C=other@profiles/other.yaml:2");
 	assert_int_equal(s->n_applied, 12);
 	free(d);

@@ -1,0 +1,293 @@
+/* What stands before an NCCL record: NCCL's `host:pid:tid [dev]`, a launcher's own
+ * `[1,4]<stdout>:` or `[default0]:`, timestamps on continuation lines; and the table of
+ * processes those prefixes name (see nccl-scan-internal.h). */
+#include "nccl-scan-internal.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- processes ---------------------------------------------------------------- */
+
+static uint64_t key_hash(const char *host, size_t n, long pid)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)host[i]) * 1099511628211ULL;
+	h ^= (uint64_t)pid;
+	h *= 1099511628211ULL;
+	return h ^ (h >> 29);
+}
+
+static bool rank_is(const struct ll_nccl_rank *r, const char *host, size_t n, long pid)
+{
+	return r->pid == pid && r->host && strlen(r->host) == n && memcmp(r->host, host, n) == 0;
+}
+
+static void table_insert(struct ll_ncclscan *s, size_t idx)
+{
+	const struct ll_nccl_rank *r = s->ranks[idx];
+	size_t mask = s->table_size - 1;
+	size_t i = key_hash(r->host, strlen(r->host), r->pid) & mask;
+
+	while (s->table[i])
+		i = (i + 1) & mask;
+	s->table[i] = idx + 1;
+}
+
+static struct ll_nccl_rank *rank_new(struct ll_ncclscan *s, const char *host, size_t n, long pid,
+				     const struct ll_ncclscan_stream *st)
+{
+	struct ll_nccl_rank *r = ll_calloc(1, sizeof(*r));
+
+	r->host = host ? ll_strndup(host, n) : NULL;
+	r->pid = pid;
+	r->cuda_dev = r->rank = r->nranks = -1;
+	r->gdr = -1;
+	r->file = ll_strdup(st->file);
+	*(struct ll_nccl_rank **)ll_array_push(&s->ranks, &s->n_ranks, sizeof(r)) = r;
+	return r;
+}
+
+static struct ll_nccl_rank *rank_get(struct ll_ncclscan *s, const struct ll_ncclscan_stream *st,
+				     const char *host, size_t n, long pid)
+{
+	size_t mask, i;
+	struct ll_nccl_rank *r;
+
+	if (2 * (s->n_ranks + 1) > s->table_size) {
+		free(s->table);
+		s->table_size = s->table_size ? s->table_size * 2 : 64;
+		s->table = ll_calloc(s->table_size, sizeof(*s->table));
+		for (size_t k = 0; k < s->n_ranks; k++)
+			if (s->ranks[k]->host)
+				table_insert(s, k);
+	}
+	mask = s->table_size - 1;
+	for (i = key_hash(host, n, pid) & mask; s->table[i]; i = (i + 1) & mask)
+		if (rank_is(s->ranks[s->table[i] - 1], host, n, pid))
+			return s->ranks[s->table[i] - 1];
+	r = rank_new(s, host, n, pid, st);
+	s->table[i] = s->n_ranks;
+	return r;
+}
+
+/* ---- the NCCL prefix ---------------------------------------------------------- */
+
+struct nccl_prefix {
+	const char *host;
+	size_t n_host;
+	long pid;
+	int cuda_dev;
+	int launcher_rank; /* [N], [J,N]<stdout>:, "N: " at the start of the line; -1 none */
+};
+
+/* Characters that end a host name when scanning backwards: launchers separate their
+ * own prefix with ':' (mpirun's `<stdout>:`, torchrun's `[default0]:`), ']' or blanks. */
+static bool host_stop(char c)
+{
+	return c == ' ' || c == '\t' || c == ':' || c == ']' || c == '|';
+}
+
+static int parse_launcher_rank(const char *p, size_t n)
+{
+	size_t i = 0;
+	long v;
+
+	if (n > 0 && p[0] == '[') {
+		i = 1;
+		v = parse_num(p, n, &i);
+		if (v >= 0 && i < n && p[i] == ',') {
+			i++;
+			v = parse_num(p, n, &i);
+		}
+		return v >= 0 && i < n && p[i] == ']' ? (int)v : -1;
+	}
+	while (i < n && is_blank(p[i]))
+		i++;
+	v = parse_num(p, n, &i);
+	return v >= 0 && i + 1 < n && p[i] == ':' && is_blank(p[i + 1]) ? (int)v : -1;
+}
+
+/* Parse `host:pid:tid [dev]` (and for WARN a `file.cc:NN` after it) at the end of the
+ * bytes before "NCCL ". Returns false when they do not end that way. */
+static bool parse_prefix(const char *p, size_t n, bool warn, struct nccl_prefix *ret)
+{
+	size_t i = n, end;
+	long dev, tid, pid;
+
+	while (i > 0 && is_blank(p[i - 1]))
+		i--;
+	if (warn && i > 0 && p[i - 1] != ']') {
+		while (i > 0 && !is_blank(p[i - 1]))
+			i--;
+		while (i > 0 && is_blank(p[i - 1]))
+			i--;
+	}
+	if (i == 0 || p[i - 1] != ']')
+		return false;
+	end = --i;
+	while (i > 0 && is_digit(p[i - 1]))
+		i--;
+	if (i == end || i == 0 || p[i - 1] != '[')
+		return false;
+	{
+		size_t k = i;
+		dev = parse_num(p, end, &k);
+	}
+	i--;
+	if (i == 0 || !is_blank(p[i - 1]))
+		return false;
+	while (i > 0 && is_blank(p[i - 1]))
+		i--;
+	/* tid, then pid, each preceded by ':' */
+	end = i;
+	while (i > 0 && is_digit(p[i - 1]))
+		i--;
+	if (i == end || i == 0 || p[i - 1] != ':')
+		return false;
+	{
+		size_t k = i;
+		tid = parse_num(p, end, &k);
+	}
+	end = --i;
+	while (i > 0 && is_digit(p[i - 1]))
+		i--;
+	if (i == end || i == 0 || p[i - 1] != ':')
+		return false;
+	{
+		size_t k = i;
+		pid = parse_num(p, end, &k);
+	}
+	end = --i;
+	while (i > 0 && !host_stop(p[i - 1]))
+		i--;
+	if (i == end || tid < 0)
+		return false;
+	ret->host = p + i;
+	ret->n_host = end - i;
+	ret->pid = pid;
+	ret->cuda_dev = (int)dev;
+	ret->launcher_rank = i > 0 ? parse_launcher_rank(p, i) : -1;
+	return true;
+}
+
+struct ll_nccl_rank *ncclscan_record_rank(struct ll_ncclscan *s, struct ll_ncclscan_stream *st,
+					  const char *pre, size_t npre, bool warn)
+{
+	struct nccl_prefix px;
+	struct ll_nccl_rank *r;
+
+	/* Consecutive lines of one thread share their prefix byte for byte. */
+	if (st->last && npre == st->n_last_pre && npre > 0 && memcmp(pre, st->last_pre, npre) == 0) {
+		r = st->last;
+		r->n_lines++;
+		r->last_seen = s->now;
+		return r;
+	}
+	if (!parse_prefix(pre, npre, warn, &px)) {
+		if (st->last)
+			r = st->last;
+		else {
+			if (!s->anonymous)
+				s->anonymous = rank_new(s, NULL, 0, -1, st);
+			r = s->anonymous;
+		}
+	} else if (st->last && rank_is(st->last, px.host, px.n_host, px.pid)) {
+		r = st->last;
+	} else {
+		r = rank_get(s, st, px.host, px.n_host, px.pid);
+		if (r->cuda_dev < 0)
+			r->cuda_dev = px.cuda_dev;
+		if (r->rank < 0 && px.launcher_rank >= 0)
+			r->rank = px.launcher_rank;
+	}
+	st->last = r;
+	st->n_last_pre = 0;
+	if (npre <= sizeof(st->last_pre) && r->host) {
+		memcpy(st->last_pre, pre, npre);
+		st->n_last_pre = npre;
+	}
+	r->n_lines++;
+	r->last_seen = s->now;
+	return r;
+}
+
+struct ll_nccl_rank *ncclscan_prefixed_rank(struct ll_ncclscan *s, struct ll_ncclscan_stream *st,
+					    const char *pre, size_t npre, bool warn)
+{
+	struct nccl_prefix px;
+
+	return parse_prefix(pre, npre, warn, &px) ? ncclscan_record_rank(s, st, pre, npre, warn) : NULL;
+}
+
+void ncclscan_rank_free(struct ll_nccl_rank *r)
+{
+	ncclscan_rank_clear_lists(r);
+	free(r->host);
+	free(r->file);
+	free(r->version);
+	free(r->network);
+	free(r->channel_net);
+	free(r->plugin_loaded);
+	free(r->bootstrap);
+	free(r);
+}
+
+/* ---- record boundaries -------------------------------------------------------- */
+
+/* Where the record whose marker is at `m` begins: back over `host:pid:tid [dev] ` (and
+ * a WARN's `file:NN `). Returns m itself when no prefix precedes it. */
+const char *ncclscan_record_start(const char *from, const char *m, enum marker kind)
+{
+	struct nccl_prefix px;
+	size_t i, j;
+
+	if (kind == MARK_VERSION || !parse_prefix(from, (size_t)(m - from), kind == MARK_WARN, &px))
+		return m;
+	/* Also take a launcher's own prefix in front of the host: `[1,4]<stdout>:`,
+	 * `[default0]:`, `[155] `. Without any separator the host name cannot be told
+	 * from the previous record's text, and the record starts at the host as found. */
+	i = (size_t)(px.host - from);
+	j = i;
+	if (j > 0 && from[j - 1] == ':') {
+		j--;
+		if (j >= 8 && (memcmp(from + j - 8, "<stdout>", 8) == 0 || memcmp(from + j - 8, "<stderr>", 8) == 0))
+			j -= 8;
+	} else {
+		while (j > 0 && is_blank(from[j - 1]))
+			j--;
+	}
+	if (j > 0 && from[j - 1] == ']') {
+		size_t k = j - 1;
+		while (k > 0 && from[k - 1] != '[' && from[k - 1] != ']' && j - k < 24)
+			k--;
+		if (k > 0 && from[k - 1] == '[')
+			return from + k - 1;
+	}
+	return j < i && from[j] == '<' ? from + j : px.host;
+}
+
+/* Length of what a launcher or log shipper put before a continuation line's text:
+ * an RFC 3339 timestamp, `[1,4]<stdout>:`, `[default0]:`. */
+size_t ncclscan_continuation_prefix(const char *l, size_t n)
+{
+	size_t i = 0;
+
+	if (n > 0 && is_digit(l[0])) {
+		size_t e = 0;
+		while (e < n && !is_blank(l[e]))
+			e++;
+		if (memchr(l, ':', e) && memchr(l, '-', e))
+			i = e;
+	} else if (n > 0 && l[0] == '[') {
+		const char *colon = memchr(l, ':', n < 32 ? n : 32);
+		/* "[4]mlx5_4:1/IB" is the text itself: its colon follows a device name. */
+		if (colon && colon > l && (colon[-1] == '>' || (colon[-1] == ']' && !is_digit(l[1]))))
+			i = (size_t)(colon - l) + 1;
+	}
+	while (i < n && is_blank(l[i]))
+		i++;
+	return i;
+}
