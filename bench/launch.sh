@@ -9,7 +9,7 @@
 #      torchrun with equivalent arguments (target: ratio <= 1.03), runs interleaved.
 #
 # usage: bench/launch.sh [--runs N] [--launch-runs M] [--steps S]
-# env:   LLMLAUNCH (default: a Release build in build-launch-release, built if missing),
+# env:   LLMLAUNCH (default: a Release build in build-launch-release, rebuilt first),
 #        LLMLAUNCH_PYTHON (default /usr/bin/python3: Debian's python3-torch)
 #
 # Both full launches pass --monitor_interval 0.1: torchrun polls its workers every
@@ -33,10 +33,9 @@ done
 src=$(cd "$(dirname "$0")/.." && pwd)
 if [ -z "${LLMLAUNCH:-}" ]; then
 	LLMLAUNCH="$src/build-launch-release/llmlaunch"
-	if [ ! -x "$LLMLAUNCH" ]; then
-		cmake -S "$src" -B "$src/build-launch-release" -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF >/dev/null
-		cmake --build "$src/build-launch-release" -j2 >/dev/null
-	fi
+	# Always (re)build: an old binary would time an old llmlaunch.
+	cmake -S "$src" -B "$src/build-launch-release" -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF >/dev/null
+	cmake --build "$src/build-launch-release" -j2 >/dev/null
 fi
 PY=${LLMLAUNCH_PYTHON:-/usr/bin/python3}
 example="$src/examples/train.py"
