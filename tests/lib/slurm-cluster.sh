@@ -214,6 +214,13 @@ slurm_cluster_stop() {
 	for f in "$dir"/run/slurm*.pid; do
 		slurm_cluster_kill_pidfile "$f"
 	done
+	# A step whose slurmd is gone can keep its slurmstepd alive: ours are the ones
+	# working in this cluster's directory.
+	local pid cwd
+	for pid in $(pgrep -x slurmstepd); do
+		cwd=$(readlink "/proc/$pid/cwd" 2>/dev/null) || continue
+		case $cwd in "$dir"/*) kill -KILL "$pid" 2>/dev/null ;; esac
+	done
 	munged --stop --socket="$dir/munge/munge.sock" >/dev/null 2>&1 || slurm_cluster_kill_pidfile "$dir/run/munged.pid"
 	if [ "${SLURM_CLUSTER_KEEP:-0}" = 1 ]; then
 		slurm_cluster_log "kept $dir"
