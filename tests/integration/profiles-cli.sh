@@ -103,8 +103,8 @@ run "explain-p5-noplugin" 0 "$L" explain --json --fsroot "$tmp/p5"
 json_is "explain-p5-noplugin" '[.variables[]? // .settings[]? | select(.name == "NCCL_NET")] | length' '0'
 mkdir -p "$tmp/p5/opt/amazon/ofi-nccl/lib" && : >"$tmp/p5/opt/amazon/ofi-nccl/lib/libnccl-net.so"
 run "explain-p5" 0 "$L" explain --fsroot "$tmp/p5"
-has "explain-p5" "$tmp/out" "NCCL_NET=AWS Libfabric  [profile $P/aws-p5.yaml:16]"
-has "explain-p5" "$tmp/out" "FI_PROVIDER=efa  [profile $P/aws-p5.yaml:24]"
+has "explain-p5" "$tmp/out" "NCCL_NET=AWS Libfabric  [profile $P/aws-p5.yaml:18]"
+has "explain-p5" "$tmp/out" "FI_PROVIDER=efa  [profile $P/aws-p5.yaml:26]"
 
 # --- layers: ./.llmlaunch.yaml and --profile on top of the matched profile, in order.
 printf 'env:\n  FI_PROVIDER: local\n  SITE: local\n' >.llmlaunch.yaml
