@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Benchmark of stage 3 (agreement), issue 4:
-#   1. the pure decision (launcher/agree.c) on 10,000 synthetic nodes   target < 50 ms
+#   1. the pure decision (launcher/agree/agree.c) on 10,000 synthetic nodes   target < 50 ms
 #   2. the agreement step alone (ll_agree under srun --mpi=pmix) over 4 and 16 emulated
 #      Slurm nodes, against a bare PMIx exchange of the same size (bench/pmix-fence.c:
 #      init, put, commit, one fence collecting data, finalize)          target <= 1.5x
@@ -26,7 +26,7 @@ tool=$build/tests/ll-agree-tool
 fence=$build/tests/pmix-fence
 logic=$build/tests/agree-logic
 
-echo "== pure agreement logic (launcher/agree.c)"
+echo "== pure agreement logic (launcher/agree/agree.c)"
 "$logic" 10000 21 >"${TMPDIR:-/tmp}/ll-agree-logic.$$"
 python3 - "${TMPDIR:-/tmp}/ll-agree-logic.$$" <<'PY'
 import json, sys

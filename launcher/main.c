@@ -1,5 +1,5 @@
 /* llmlaunch: probe a GPU node, plan NCCL and torchrun settings, agree across nodes,
- * launch. Global options and dispatch; the command table (launcher/commands.c) is the
+ * launch. Global options and dispatch; the command table (launcher/cli/commands.c) is the
  * whole CLI surface, and each command lives in launcher/cmd-NAME.c. */
 #include <errno.h>
 #include <stdarg.h>
@@ -36,6 +36,22 @@ static void ctx_release(struct ll_ctx *ctx)
 	free(ctx->profiles);
 }
 
+/* A command's result as the process's exit status. Standard output is checked here,
+ * once for every command: data that did not reach it (a full disk, a closed pipe,
+ * `--help >/dev/full`) is a failure with one message, whatever the command did. */
+static int exit_status(int r)
+{
+	int status = r < 0 ? LL_EXIT_FAILURE : r;
+
+	errno = 0;
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		ll_errorf("cannot write to standard output: %s", strerror(errno ? errno : EIO));
+		if (status == LL_EXIT_OK)
+			status = LL_EXIT_FAILURE;
+	}
+	return status;
+}
+
 int main(int argc, char **argv)
 {
 	struct ll_ctx ctx = { .argv0 = argv[0] };
@@ -48,18 +64,18 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
 		usage(stdout);
-		return fflush(stdout) == 0 ? LL_EXIT_OK : LL_EXIT_FAILURE;
+		return exit_status(LL_EXIT_OK);
 	}
 	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0) {
 		printf("llmlaunch %s\n", LLMLAUNCH_VERSION);
-		return fflush(stdout) == 0 ? LL_EXIT_OK : LL_EXIT_FAILURE;
+		return exit_status(LL_EXIT_OK);
 	}
 
-	cmd = ll_command_find(argv[1]);
+	cmd = ll_command_find(ll_commands, ll_n_commands, argv[1]);
 	if (cmd)
 		r = cmd->fn(argc - 1, argv + 1, &ctx);
 	else
 		r = cmd_run(argc, argv, &ctx); /* argv[0] stands in for "run" */
 	ctx_release(&ctx);
-	return r;
+	return exit_status(r);
 }

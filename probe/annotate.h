@@ -47,7 +47,8 @@ int ll_annotate_dynamic(hwloc_topology_t topo, const char *fsroot, struct ll_err
  * Returns 0 also when NVML is absent (nothing recorded, no warning unless the library
  * was named explicitly) or unusable (nvmlInit fails, symbols missing, a query fails
  * midway: nothing recorded). -errno only when hwloc refuses the distances matrix. */
-int ll_annotate_nvml(hwloc_topology_t topo, const char *library, struct ll_error *err);
-/* Its warning, if any, is kept for ll_nvml_last_warning() (include/llmlaunch/probe.h). */
+int ll_annotate_nvml(hwloc_topology_t topo, const char *library, char **ret_warning, struct ll_error *err);
+/* *ret_warning (optional) is replaced by the warning (struct ll_probe_report's
+ * nvml_warning), or NULL when there is none. */
 
 #endif

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "llmlaunch/file.h"
 #include "cache.h"
 #include "annotations.h"
 #include "sysfs.h"
@@ -23,27 +24,16 @@
 
 extern char **environ;
 
-static char status_buf[512];
-static bool status_set;
-
-void ll_cache_status_clear(void)
-{
-	status_set = false;
-}
-
-void ll_cache_status_set(const char *fmt, ...)
+void ll_cache_status_set(const struct ll_probe_options *opts, const char *fmt, ...)
 {
 	va_list ap;
 
+	if (!opts->report)
+		return;
+	free(opts->report->cache_status);
 	va_start(ap, fmt);
-	vsnprintf(status_buf, sizeof(status_buf), fmt, ap);
+	opts->report->cache_status = ll_vasprintf(fmt, ap);
 	va_end(ap);
-	status_set = true;
-}
-
-const char *ll_probe_cache_status(void)
-{
-	return status_set ? status_buf : NULL;
 }
 
 /* ---- the key ---- */
@@ -268,26 +258,26 @@ int ll_cache_open(struct ll_cache *c, const struct ll_probe_options *opts)
 
 	memset(c, 0, sizeof(*c));
 	if (opts->no_cache) {
-		ll_cache_status_set("off (--no-cache)");
+		ll_cache_status_set(opts, "off (--no-cache)");
 		return -ECANCELED;
 	}
 	/* A library named on purpose is one under test or being debugged: its
 	 * answers may change from one run to the next. */
 	if (opts->nvml_library || (lib && *lib && !opts->skip_nvml)) {
-		ll_cache_status_set("off (an NVML library is named explicitly)");
+		ll_cache_status_set(opts, "off (an NVML library is named explicitly)");
 		return -ECANCELED;
 	}
 	dir = cache_dir(&r, &bad);
 	if (!dir) {
 		if (r < 0)
-			ll_cache_status_set("off (cannot use '%s': %s)", bad, dir_error(r));
+			ll_cache_status_set(opts, "off (cannot use '%s': %s)", bad, dir_error(r));
 		else
-			ll_cache_status_set("off (no cache directory: set XDG_RUNTIME_DIR or LLMLAUNCH_CACHE_DIR)");
+			ll_cache_status_set(opts, "off (no cache directory: set XDG_RUNTIME_DIR or LLMLAUNCH_CACHE_DIR)");
 		return r < 0 ? r : -ENOENT;
 	}
 	r = ll_cache_key_compute(opts, &c->key);
 	if (r < 0) {
-		ll_cache_status_set("off (cannot read the boot id: %s)", strerror(-r));
+		ll_cache_status_set(opts, "off (cannot read the boot id: %s)", strerror(-r));
 		return r;
 	}
 	c->path = ll_asprintf("%s/%s", dir, LL_CACHE_FILE);
@@ -386,37 +376,6 @@ const char *ll_cache_key_mismatch(const struct ll_cache *c, hwloc_topology_t top
 	}
 	ll_obj_infos_drop(root, is_cache_key_info);
 	return why;
-}
-
-int ll_file_replace(const char *path, const char *data, size_t len, mode_t mode)
-{
-	_cleanup_free_ char *tmp = ll_asprintf("%s.tmpXXXXXX", path);
-	int fd, r = 0;
-
-	fd = mkostemp(tmp, O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	for (size_t off = 0; off < len;) {
-		ssize_t n = write(fd, data + off, len - off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			r = -errno;
-			break;
-		}
-		off += (size_t)n;
-	}
-	if (r == 0 && fchmod(fd, mode) < 0)
-		r = -errno;
-	if (close(fd) < 0 && r == 0)
-		r = -errno;
-	/* rename() replaces a symlink planted at path, never what it points to. */
-	if (r == 0 && rename(tmp, path) < 0)
-		r = -errno;
-	if (r < 0)
-		unlink(tmp);
-	return r;
 }
 
 int ll_cache_write(const struct ll_cache *c, hwloc_topology_t topo)

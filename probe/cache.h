@@ -35,7 +35,7 @@ struct ll_cache {
 
 /* May this live probe use the cache? 0 and c filled (directory created 0700 and
  * checked: ours, no symlink, not writable by others), or -errno with the reason in
- * the cache status (ll_probe_cache_status). Call ll_cache_close either way. */
+ * the cache status (struct ll_probe_report). Call ll_cache_close either way. */
 int ll_cache_open(struct ll_cache *c, const struct ll_probe_options *opts);
 void ll_cache_close(struct ll_cache *c);
 
@@ -55,12 +55,7 @@ const char *ll_cache_key_mismatch(const struct ll_cache *c, hwloc_topology_t top
 /* Write topo with c's key into the cache file (atomically); 0 or -errno. */
 int ll_cache_write(const struct ll_cache *c, hwloc_topology_t topo);
 
-/* Replace path by a file holding data (a temporary file in the same directory,
- * then rename: readers see the old or the new file, never a part). */
-int ll_file_replace(const char *path, const char *data, size_t len, mode_t mode);
-
-/* The status ll_probe_cache_status() returns: cleared, then set once per live load. */
-void ll_cache_status_clear(void);
-void ll_cache_status_set(const char *fmt, ...) LL_PRINTF(1, 2);
+/* Set the cache status of opts->report (struct ll_probe_report), if any. */
+void ll_cache_status_set(const struct ll_probe_options *opts, const char *fmt, ...) LL_PRINTF(2, 3);
 
 #endif

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "llmlaunch/file.h"
 #include "annotate.h"
 #include "annotations.h"
 #include "sysfs.h"

@@ -234,6 +234,32 @@ void ll_facts_rdma_extract(hwloc_topology_t topo, struct ll_facts *f, hwloc_obj_
 
 /* ---- network interfaces ---- */
 
+enum ll_netif_kind ll_netif_kind_infer(const char *name, const char *mac, bool on_pci_device)
+{
+	static const struct {
+		const char *prefix;
+		enum ll_netif_kind kind;
+	} conventions[] = {
+		{ "docker", LL_NETIF_DOCKER }, { "veth", LL_NETIF_VETH }, { "virbr", LL_NETIF_VIRBR },
+		{ "br-", LL_NETIF_DOCKER }, /* docker's user-defined networks: br-<network id> */
+	};
+
+	if (!name)
+		return LL_NETIF_UNKNOWN;
+	if (strcmp(name, "lo") == 0)
+		return LL_NETIF_LOOPBACK;
+	for (size_t i = 0; i < LL_ARRAY_SIZE(conventions); i++)
+		if (ll_startswith(name, conventions[i].prefix))
+			return conventions[i].kind;
+	/* Hardware address length, as text: 20 bytes is IPoIB ("xx:" x 20 less one
+	 * colon); 6 bytes on a PCI function is an Ethernet port. */
+	if (mac && strlen(mac) == 59)
+		return LL_NETIF_INFINIBAND;
+	if (mac && strlen(mac) == 17 && on_pci_device)
+		return LL_NETIF_ETHERNET;
+	return LL_NETIF_UNKNOWN;
+}
+
 static bool kind_is_virtual(enum ll_netif_kind k)
 {
 	switch (k) {
@@ -308,6 +334,28 @@ static int netif_cmp(const void *a, const void *b)
 	return strverscmp(((const struct ll_netif *)a)->name, ((const struct ll_netif *)b)->name);
 }
 
+enum ll_netif_role ll_netif_role(enum ll_netif_kind kind, bool virtual_)
+{
+	switch (kind) {
+	case LL_NETIF_LOOPBACK:
+		return LL_NETIF_ROLE_LOOPBACK;
+	case LL_NETIF_INFINIBAND:
+		return LL_NETIF_ROLE_IPOIB;
+	case LL_NETIF_DOCKER:
+	case LL_NETIF_VIRBR:
+	case LL_NETIF_VETH:
+		return LL_NETIF_ROLE_CONTAINER;
+	case LL_NETIF_BRIDGE:
+	case LL_NETIF_VLAN:
+	case LL_NETIF_BOND:
+	case LL_NETIF_TUNNEL:
+	case LL_NETIF_OTHER_VIRTUAL:
+		return LL_NETIF_ROLE_VIRTUAL;
+	default:
+		return virtual_ ? LL_NETIF_ROLE_VIRTUAL : LL_NETIF_ROLE_PHYSICAL;
+	}
+}
+
 void ll_facts_netifs_extract(hwloc_topology_t topo, struct ll_facts *f)
 {
 	_cleanup_free_ hwloc_obj_t *objs = NULL;
@@ -323,13 +371,10 @@ void ll_facts_netifs_extract(hwloc_topology_t topo, struct ll_facts *f)
 		n->name = ll_strdup(o->name);
 		n->kind = ll_netif_kind_from_name(hwloc_obj_get_info_by_name(o, LL_INFO_NET_KIND));
 		n->mac = ll_strdup(hwloc_obj_get_info_by_name(o, LL_INFO_NET_ADDRESS));
+		pci = ll_facts_pci_parent(o);
 		if (n->kind == LL_NETIF_UNKNOWN) {
-			/* Plain exports: only what is certain. IPoIB hardware addresses
-			 * are 20 bytes ("xx:" x 20 less one colon). */
-			if (strcmp(o->name, "lo") == 0)
-				n->kind = LL_NETIF_LOOPBACK;
-			else if (n->mac && strlen(n->mac) == 59)
-				n->kind = LL_NETIF_INFINIBAND;
+			n->kind = ll_netif_kind_infer(o->name, n->mac, pci != NULL);
+			n->kind_inferred = n->kind != LL_NETIF_UNKNOWN;
 		}
 		s = hwloc_obj_get_info_by_name(o, LL_INFO_NET_VIRTUAL);
 		n->virtual_ = s ? strcmp(s, "1") == 0 : kind_is_virtual(n->kind);
@@ -339,7 +384,6 @@ void ll_facts_netifs_extract(hwloc_topology_t topo, struct ll_facts *f)
 		n->running = flag_in(flags, "RUNNING");
 		n->mtu = ll_facts_parse_long(hwloc_obj_get_info_by_name(o, LL_INFO_NET_MTU), 10);
 		n->speed_mbps = ll_facts_parse_long(hwloc_obj_get_info_by_name(o, LL_INFO_NET_SPEED), 10);
-		pci = ll_facts_pci_parent(o);
 		n->busid = pci ? ll_facts_busid(pci) : NULL;
 		n->rdma_device = ll_strdup(netif_rdma_owner(o));
 		n->numa_node = pci ? ll_facts_numa(topo, o) : -1;

@@ -12,6 +12,7 @@
 
 #include <hwloc.h>
 
+#include "llmlaunch/file.h"
 #include "llmlaunch/probe.h"
 #include "annotate.h"
 #include "cache.h"
@@ -273,7 +274,8 @@ static int annotate_nvml(hwloc_topology_t topo, const struct ll_probe_options *o
 	 * describe the wrong GPUs. Only a library named on purpose is used there. */
 	if (!lib && opts->fsroot)
 		return 0;
-	return ll_annotate_nvml(topo, lib ? lib : "libnvidia-ml.so.1", err);
+	return ll_annotate_nvml(topo, lib ? lib : "libnvidia-ml.so.1",
+				opts->report ? &opts->report->nvml_warning : NULL, err);
 }
 
 /* Under --fsroot: the annotators on top of hwloc's own infos, which they never
@@ -410,7 +412,7 @@ static int load_machine(const struct ll_probe_options *opts, hwloc_topology_t *r
 
 	use_cache = ll_cache_open(&cache, opts) == 0;
 	if (use_cache && cache_load(&cache, &topo, &miss)) {
-		ll_cache_status_set("hit '%s'", cache.path);
+		ll_cache_status_set(opts, "hit '%s'", cache.path);
 	} else {
 		r = load_hwloc(opts, &topo, err);
 		if (r < 0)
@@ -421,13 +423,13 @@ static int load_machine(const struct ll_probe_options *opts, hwloc_topology_t *r
 		if (use_cache) {
 			/* A broken NVML is retried (and warned about) at every
 			 * probe until it works, not frozen into the cache. */
-			if (ll_nvml_last_warning())
-				ll_cache_status_set("miss '%s' (%s); not written: NVML gave a warning", cache.path, miss);
+			if (opts->report && opts->report->nvml_warning)
+				ll_cache_status_set(opts, "miss '%s' (%s); not written: NVML gave a warning", cache.path, miss);
 			else if ((r = ll_cache_write(&cache, topo)) < 0)
-				ll_cache_status_set("miss '%s' (%s); cannot write it: %s", cache.path, miss,
+				ll_cache_status_set(opts, "miss '%s' (%s); cannot write it: %s", cache.path, miss,
 						    strerror(-r));
 			else
-				ll_cache_status_set("miss '%s' (%s); written", cache.path, miss);
+				ll_cache_status_set(opts, "miss '%s' (%s); written", cache.path, miss);
 		}
 	}
 	r = ll_annotate_dynamic(topo, NULL, err);
@@ -459,9 +461,18 @@ static int load_live(const struct ll_probe_options *opts, hwloc_topology_t *ret,
 	return 0;
 }
 
+void ll_probe_report_release(struct ll_probe_report *r)
+{
+	if (!r)
+		return;
+	free(r->nvml_warning);
+	free(r->cache_status);
+	r->nvml_warning = r->cache_status = NULL;
+}
+
 int ll_probe_load(const struct ll_probe_options *opts, hwloc_topology_t *ret, struct ll_error *err)
 {
-	ll_cache_status_clear();
+	ll_probe_report_release(opts->report);
 	if (opts->topology_file)
 		return load_xml(opts->topology_file, ret, err);
 	return load_live(opts, ret, err);

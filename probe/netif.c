@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "llmlaunch/file.h"
 #include "annotate.h"
 #include "annotations.h"
 #include "sysfs.h"

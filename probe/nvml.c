@@ -33,15 +33,6 @@
 /* hwloc's choice for the diagonal: local memory is faster than any link. */
 #define LL_NVLINK_LOCAL_BW 1000000
 
-/* Diagnostics of the last ll_annotate_nvml() call (see annotate.h). The probe runs
- * in one thread, and the command layer reads this right after probing. */
-static char *nvml_last_warning;
-
-const char *ll_nvml_last_warning(void)
-{
-	return nvml_last_warning;
-}
-
 struct nvml_api {
 	void *dl;
 	nvmlInit_v2_fn init;
@@ -506,7 +497,7 @@ out:
 	return r;
 }
 
-int ll_annotate_nvml(hwloc_topology_t topo, const char *library, struct ll_error *err)
+int ll_annotate_nvml(hwloc_topology_t topo, const char *library, char **ret_warning, struct ll_error *err)
 {
 	struct nvml_api api = { 0 };
 	struct nvml_scan scan = { 0 };
@@ -515,8 +506,6 @@ int ll_annotate_nvml(hwloc_topology_t topo, const char *library, struct ll_error
 	const char *missing;
 	int r = 0;
 
-	free(nvml_last_warning);
-	nvml_last_warning = NULL;
 	ll_buf_init(&warn);
 	ll_buf_init(&why);
 
@@ -555,8 +544,10 @@ out:
 	if (api.dl)
 		dlclose(api.dl);
 	free(scan.gpus);
-	if (warn.len)
-		nvml_last_warning = ll_buf_detach(&warn);
+	if (ret_warning) {
+		free(*ret_warning);
+		*ret_warning = warn.len ? ll_buf_detach(&warn) : NULL;
+	}
 	ll_buf_release(&warn);
 	ll_buf_release(&why);
 	return r;

@@ -132,13 +132,6 @@ static int natcmp_qsort(const void *a, const void *b)
 	return c ? c : strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-void ll_strv_free(char **v, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		free(v[i]);
-	free(v);
-}
-
 int ll_sysfs_list(const char *path, char ***ret, size_t *n)
 {
 	char **v = NULL;

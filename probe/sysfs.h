@@ -42,7 +42,6 @@ bool ll_sysfs_is_dir(const char *path);
 /* Entry names of a directory (no "." or ".."), in natural order (mlx5_2 before
  * mlx5_10). *ret and *n untouched on error; free with ll_strv_free. */
 int ll_sysfs_list(const char *path, char ***ret, size_t *n);
-void ll_strv_free(char **v, size_t n);
 
 
 /* Parse a whole string as an unsigned decimal number (no sign, no junk). */

@@ -17,14 +17,15 @@
 #include "llmlaunch/plan.h"
 #include "llmlaunch/util.h"
 
-/* ---- node summary (launcher/agree-summary.c) ---- */
+/* ---- node summary (launcher/agree/agree-summary.c) ---- */
 
+/* The interface's role (llmlaunch/facts.h), as every node classifies it. */
 enum ll_summary_if_kind {
-	LL_SUMMARY_IF_PHYSICAL = 0, /* Ethernet or other device-backed interface */
-	LL_SUMMARY_IF_IPOIB,
-	LL_SUMMARY_IF_VIRTUAL,      /* bridges, tunnels, VLANs, bonds: usable, less preferred */
-	LL_SUMMARY_IF_CONTAINER,    /* docker, virbr, veth: never chosen (NCCL skips them too) */
-	LL_SUMMARY_IF_LOOPBACK,     /* only when every node is this same host */
+	LL_SUMMARY_IF_PHYSICAL = LL_NETIF_ROLE_PHYSICAL,
+	LL_SUMMARY_IF_IPOIB = LL_NETIF_ROLE_IPOIB,
+	LL_SUMMARY_IF_VIRTUAL = LL_NETIF_ROLE_VIRTUAL,
+	LL_SUMMARY_IF_CONTAINER = LL_NETIF_ROLE_CONTAINER,
+	LL_SUMMARY_IF_LOOPBACK = LL_NETIF_ROLE_LOOPBACK,
 };
 
 /* One address of one interface (an interface with two addresses gives two rows). */
@@ -92,7 +93,7 @@ char *ll_agree_node_format(const struct ll_agree_node *n);
 int ll_agree_node_parse(const char *text, const char *who, struct ll_agree_node *ret, struct ll_error *err);
 void ll_agree_node_release(struct ll_agree_node *n);
 
-/* ---- the pure decision (launcher/agree.c) ---- */
+/* ---- the pure decision (launcher/agree/agree.c) ---- */
 
 /* Give the full summary of nodes[i]; it stays owned by the fetcher until the
  * decision returns. */
@@ -134,7 +135,7 @@ int ll_agree_decide(const struct ll_agree_input *in, struct ll_agree_result *ret
 /* The switch above a node in a SLURM_TOPOLOGY_ADDR ("s1.s7.n12" -> "s1.s7"); "" for none. */
 size_t ll_topology_leaf_len(const char *addr);
 
-/* ---- the entry point (launcher/agree-run.c) ---- */
+/* ---- the entry point (launcher/agree/agree-run.c) ---- */
 
 enum ll_agree_backend { LL_AGREE_AUTO = 0, LL_AGREE_PMIX, LL_AGREE_SLURM, LL_AGREE_SINGLE };
 const char *ll_agree_backend_name(enum ll_agree_backend b);
@@ -144,11 +145,17 @@ struct ll_agree_options {
 	double timeout_s;           /* fence timeout; <= 0: LL_AGREE_DEFAULT_TIMEOUT */
 	bool strict;
 	char *const *environ;       /* environment to detect launchers in; NULL: the process's */
-	/* torchrun's own flags when the user gave them (single-node backend only). */
-	int nnodes;                 /* 0: not given */
-	int node_rank;              /* -1: not given */
+	/* The user's own rendezvous flags for torchrun (`run`: --nnodes, --node_rank,
+	 * --master_addr, --master_port, --rdzv_endpoint, --standalone). With any of them
+	 * but --node_rank and --master_port the user runs the rendezvous by hand: no
+	 * launcher is asked, and the single-node backend keeps what they said. */
+	bool rendezvous_by_hand;
+	int nnodes;                 /* 0: not given; -1: given but no fixed count ("1:4") */
+	const char *nnodes_text;    /* the value as given, for messages */
+	int node_rank;              /* 0 unless given */
 	const char *master_addr;    /* NULL: not given */
 	int master_port;            /* 0: not given */
+	bool own_endpoint;          /* --rdzv_endpoint or --standalone: torchrun finds its port */
 	/* env/explain: agree only under a launcher; alone, leave the plan untouched
 	 * (ret->backend = LL_AGREE_SINGLE, nnodes 1). */
 	bool launcher_only;
@@ -185,6 +192,8 @@ struct ll_cluster {
 };
 
 void ll_cluster_release(struct ll_cluster *c);
+/* Add a note (a warning or remark for the command to print). */
+void ll_cluster_note(struct ll_cluster *c, const char *fmt, ...) LL_PRINTF(2, 3);
 
 /* Agree with the other nodes and write the cluster-wide values into `plan`
  * (nnodes, node_rank, master_addr, master_port, NCCL_SOCKET_IFNAME, GLOO_SOCKET_IFNAME,
@@ -193,14 +202,16 @@ void ll_cluster_release(struct ll_cluster *c);
 int ll_agree(struct ll_plan *plan, const struct ll_facts *facts, const struct ll_agree_options *o,
 	     struct ll_cluster *ret, struct ll_error *err);
 
+/* Write the cluster values of `c` into `plan` as ll_agree() does, each with its
+ * source and reason; `o` (NULL: none) says which the user gave on the command line.
+ * For callers that know the cluster without agreeing (the TaskProlog). */
+void ll_cluster_apply(struct ll_plan *plan, const struct ll_cluster *c, const struct ll_agree_options *o);
+
 /* Which backend the environment calls for (no PMIx call is made). */
 enum ll_agree_backend ll_agree_detect(char *const *environ);
 
 /* Build this node's summary from facts and plan. */
 int ll_summary_build(const struct ll_facts *facts, const struct ll_plan *plan, struct ll_summary **ret,
 		     struct ll_error *err);
-
-/* A TCP port free on this host right now (bound then released), or -errno. */
-int ll_agree_free_port(void);
 
 #endif

@@ -74,6 +74,10 @@ void ll_report(const struct ll_error *err);
 void ll_errorf(const char *fmt, ...) LL_PRINTF(1, 2);
 void ll_warnf(const char *fmt, ...) LL_PRINTF(1, 2);
 
+/* A command returns the exit status (LL_EXIT_*, or a job's own status when it ran
+ * one) or a negative errno for a failure it has already reported; main() maps that
+ * to the process's exit status and checks standard output once for every command,
+ * so no command checks or reports a failed write to it itself. */
 typedef int (*ll_cmd_fn)(int argc, char **argv, struct ll_ctx *ctx);
 
 struct ll_command {
@@ -83,7 +87,19 @@ struct ll_command {
 };
 extern const struct ll_command ll_commands[];
 extern const size_t ll_n_commands;
-const struct ll_command *ll_command_find(const char *name);
+const struct ll_command *ll_command_find(const struct ll_command *table, size_t n, const char *name);
+
+/* Nested commands (`slurm prolog`, `profiles list`): argv[1] names one of `table`;
+ * --help prints `usage`; an unknown name is a usage error naming the choices. */
+int ll_command_dispatch(const char *parent, const struct ll_command *table, size_t n, const char *usage,
+			int argc, char **argv, struct ll_ctx *ctx);
+
+/* Profiles as the commands use them: the options of ctx, and the layers that apply
+ * to this node (warnings printed). launcher/cli/profile-ctx.c. */
+struct ll_profile_opts;
+struct ll_profile_set;
+void ll_ctx_profile_opts(const struct ll_ctx *ctx, struct ll_profile_opts *ret);
+int ll_ctx_profiles(struct ll_ctx *ctx, struct ll_profile_set **ret, struct ll_error *err);
 
 int cmd_probe(int argc, char **argv, struct ll_ctx *ctx);
 int cmd_env(int argc, char **argv, struct ll_ctx *ctx);

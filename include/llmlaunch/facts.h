@@ -122,6 +122,27 @@ enum ll_netif_kind {
 };
 const char *ll_netif_kind_name(enum ll_netif_kind k);
 
+/* The kind a record tells when no probe annotated it (a plain lstopo export, an
+ * address list from getifaddrs): the loopback's name, the names container and VM
+ * tools give their devices (docker*, veth*, virbr*, br-*), and the hardware address
+ * (`mac` as text: 20 bytes is IPoIB; 6 bytes on a PCI function, Ethernet).
+ * UNKNOWN when none of these tells. The one place interface kinds are inferred:
+ * the facts, the planner and the agreement all take the kind from here. */
+enum ll_netif_kind ll_netif_kind_infer(const char *name, const char *mac, bool on_pci_device);
+
+/* What an interface may carry between nodes, in the planner's and the agreement's
+ * one view. Container and VM interfaces (docker*, veth*, virbr*) and loopback never
+ * join nodes (NCCL's own default skips docker, lo and virbr too); bridges, VLANs,
+ * bonds and tunnels do, after physical ports. */
+enum ll_netif_role {
+	LL_NETIF_ROLE_PHYSICAL = 0, /* Ethernet or another device-backed interface */
+	LL_NETIF_ROLE_IPOIB,
+	LL_NETIF_ROLE_VIRTUAL,      /* bridges, VLANs, bonds, tunnels: usable, less preferred */
+	LL_NETIF_ROLE_CONTAINER,    /* docker, virbr, veth: never chosen */
+	LL_NETIF_ROLE_LOOPBACK,     /* only when every node is this same host */
+};
+enum ll_netif_role ll_netif_role(enum ll_netif_kind kind, bool virtual_);
+
 struct ll_addr {
 	int family;              /* AF_INET or AF_INET6 */
 	char *addr;              /* numeric text */
@@ -131,6 +152,7 @@ struct ll_addr {
 struct ll_netif {
 	char *name;
 	enum ll_netif_kind kind;
+	bool kind_inferred;      /* kind from ll_netif_kind_infer(), not from the probe */
 	bool virtual_;           /* no physical device behind it (lo, docker0, veth*, virbr*, bridges) */
 	char *operstate;         /* "up", "down", ... NULL unknown */
 	enum ll_tristate up;     /* IFF_UP */

@@ -46,10 +46,6 @@ struct ll_torchrun_arg {
 
 /* ---- what stage 3 decided: struct ll_cluster (llmlaunch/agree.h) ---------- */
 
-/* Find a TCP port on `addr` (numeric IPv4/IPv6) that nothing listens on right now:
- * bind port 0, read the port the kernel chose, close. */
-int ll_free_port(const char *addr, int *ret, struct ll_error *err);
-
 /* ---- building the command ------------------------------------------------- */
 
 struct ll_launch_request {
@@ -165,13 +161,5 @@ struct ll_supervise_options {
  * group are killed before return. */
 int ll_supervise(char *const argv[], char *const envp[], const struct ll_supervise_options *opts,
 		 int *ret_status, struct ll_error *err);
-
-/* Run a short command (argv[0] a path) with stdout and stderr discarded and wait at
- * most timeout_s; *ret_status as above, -ETIMEDOUT (child killed) on timeout. */
-int ll_run_quiet(char *const argv[], double timeout_s, int *ret_status, struct ll_error *err);
-/* The same in two steps, to overlap the command with other work. `what` names it in
- * messages. The wait reaps the child in every case (killing it on timeout). */
-int ll_run_quiet_start(char *const argv[], pid_t *ret_pid, struct ll_error *err);
-int ll_run_quiet_wait(pid_t pid, const char *what, double timeout_s, int *ret_status, struct ll_error *err);
 
 #endif

@@ -8,12 +8,27 @@
 #include "llmlaunch/facts.h"
 #include "llmlaunch/util.h"
 
+/* What one load has to say besides its facts, for the command layer to print. Owned
+ * by the caller; a load first releases what an earlier one left in it. */
+struct ll_probe_report {
+	/* Why NVML gave nothing (or less than it should), one line for a warning:
+	 * "cannot load NVML library 'X': ...", "NVML library 'X' is unusable: nvmlInit_v2
+	 * failed: ...". NULL when NVML worked or is simply not installed (a CPU node). */
+	char *nvml_warning;
+	/* What a live load did with the probe cache, one line for a debug message:
+	 * "hit '/run/llmlaunch/cache/topology.xml'", "miss (...); written", "off
+	 * (--no-cache)" ... NULL when the load was not a live one. */
+	char *cache_status;
+};
+void ll_probe_report_release(struct ll_probe_report *r);
+
 struct ll_probe_options {
 	const char *topology_file;  /* replay this snapshot (hwloc XML); no live reads at all */
 	const char *fsroot;         /* read /sys and /proc under this directory */
 	const char *nvml_library;   /* NULL: $LLMLAUNCH_NVML_LIBRARY, else "libnvidia-ml.so.1" */
 	bool skip_nvml;             /* do not try NVML at all */
 	bool no_cache;              /* live probe: neither read nor write the probe cache */
+	struct ll_probe_report *report; /* optional: filled by the load */
 };
 
 /* Load the topology: from the snapshot when topology_file is set, else the live
@@ -33,17 +48,5 @@ int ll_probe(const struct ll_probe_options *opts, hwloc_topology_t *ret_topo, st
 
 /* Write the annotated topology as hwloc XML (lstopo-readable). */
 int ll_probe_save(hwloc_topology_t topo, const char *path, struct ll_error *err);
-
-/* Why NVML gave nothing (or less than it should) in the last live load, one line for
- * the command layer to print as a warning: "cannot load NVML library 'X': ...",
- * "NVML library 'X' is unusable: nvmlInit_v2 failed: ...". NULL when NVML worked or is
- * simply not installed (a CPU node). Valid until the next load (probe/nvml.c). */
-const char *ll_nvml_last_warning(void);
-
-/* What the last live load did with the probe cache, one line for a debug message:
- * "hit '/run/llmlaunch/cache/topology.xml'", "miss (written before the last boot);
- * rewritten", "off (--no-cache)" ... NULL when that load was not a live one.
- * Valid until the next load (probe/cache.c). */
-const char *ll_probe_cache_status(void);
 
 #endif

@@ -236,25 +236,10 @@ int ll_profile_resolve_one(const char *ref, const struct ll_profile_opts *opts, 
  * set, else the source tree's profiles/ when running from a build tree, else the
  * installed LLMLAUNCH_PROFILE_DIR. NULL-terminated, malloc'ed (free each and the array). */
 char **ll_profile_dirs(void);
-void ll_strv_free_null(char **v);
-void ll_strv_free_n(char **v, size_t n);
 
 /* Every *.yaml in the profile directories (a name found twice: the first wins).
  * Entries are "NAME\tPATH" pairs split into two arrays; free with ll_strv_free_null. */
 int ll_profile_list_installed(char *const *dirs, size_t n_dirs, char ***ret_names, char ***ret_paths,
 			      size_t *ret_n, struct ll_error *err);
-
-/* --- command-layer glue (profile-ctx.c) --- */
-struct ll_ctx;
-/* Options from the context: --cacert, --allow-http, --allow-loader-vars, --fsroot. */
-void ll_ctx_profile_opts(const struct ll_ctx *ctx, struct ll_profile_opts *ret);
-/* THE entry point for env/explain/run: facts from the context, every layer, warnings
- * (offline cache use) printed on stderr. Fill ll_plan_input.profile/n_profile with
- * ll_profile_set_assignments(); free the set after the plan is built. */
-int ll_ctx_profiles(struct ll_ctx *ctx, struct ll_profile_set **ret, struct ll_error *err);
-
-/* --- sha256 (sha256.c) --- */
-void ll_sha256(const void *data, size_t len, unsigned char out[32]);
-void ll_sha256_hex(const void *data, size_t len, char out[65]);
 
 #endif

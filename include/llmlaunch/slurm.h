@@ -1,7 +1,7 @@
 /* Slurm integration (docs/slurm.md): the node health verdict the Prolog gives from
  * the facts and the profiles' `expect` rules, the state directory where the Prolog
- * leaves the node's snapshot for the TaskProlog, and the bounded child processes
- * that keep the Prolog from ever hanging.
+ * leaves the node's snapshot for the TaskProlog, and the drain call (bounded, as
+ * every child of the Prolog: llmlaunch/child.h).
  * Library code: returns 0 or -errno, fills struct ll_error, never prints. */
 #ifndef LLMLAUNCH_SLURM_H
 #define LLMLAUNCH_SLURM_H
@@ -11,9 +11,35 @@
 #include <stddef.h>
 #include "llmlaunch/facts.h"
 #include "llmlaunch/profile.h"
+#include "llmlaunch/child.h"
 #include "llmlaunch/util.h"
 
-/* ---- health (launcher/slurm-health.c) ---- */
+/* ---- the job's variables (launcher/slurm/slurm-job.c) ---- */
+
+/* What Slurm tells a process about its job. Strings are borrowed from the
+ * environment they were read from. */
+struct ll_slurm_job {
+	bool in_step;               /* SLURM_STEP_ID set: inside srun, not the batch script */
+	const char *nodelist;       /* the step's node list, else the job's */
+	long nnodes;                /* the step's node count, else the job's */
+	const char *nnodes_name;    /* the variable it came from */
+	long node_id;               /* SLURM_NODEID, 0 when unset */
+	long job_id;
+	long step_id;               /* -1: not a numbered step ("batch", "extern", none) */
+	long step_tasks;            /* SLURM_STEP_NUM_TASKS, -1 unset */
+	const char *topology_addr;  /* SLURM_TOPOLOGY_ADDR ("s1.s7.n12"), NULL */
+};
+
+/* SLURM_JOB_ID and SLURM_JOB_NODELIST are both set (NULL env: the process's). */
+bool ll_slurm_in_job(char *const *env);
+
+/* Read the job from `env` (NULL: the process's). The node count is, in this order,
+ * SLURM_STEP_NUM_NODES, SLURM_JOB_NUM_NODES, SLURM_NNODES; an empty value counts as
+ * unset. -EINVAL naming the variable when one is missing or not a number, or when
+ * SLURM_NODEID is outside the node count. */
+int ll_slurm_job_read(char *const *env, struct ll_slurm_job *ret, struct ll_error *err);
+
+/* ---- health (launcher/slurm/slurm-health.c) ---- */
 
 /* The verdict on one node. A fault is something wrong with the node itself (a GPU
  * missing, a port down, the GPUDirect RDMA module not loaded): worth draining it.
@@ -39,7 +65,7 @@ void ll_health_release(struct ll_health *h);
 /* All faults joined with "; " (malloc'ed), NULL when there are none. */
 char *ll_health_faults_line(const struct ll_health *h);
 
-/* ---- state directory and bounded children (launcher/slurm-prolog.c) ---- */
+/* ---- state directory and drain (launcher/slurm/slurm-prolog.c) ---- */
 
 #define LL_SLURM_STATE_DIR "/run/llmlaunch"
 #define LL_SLURM_SNAPSHOT_NAME "snapshot.xml"
@@ -53,23 +79,6 @@ char *ll_slurm_snapshot_path(const char *state_dir);
  * sees the old snapshot or the new one, never half of one. Creates STATE_DIR (0755)
  * when it is missing (not its parents). *ret_path (optional) gets the final path. */
 int ll_slurm_save_snapshot(hwloc_topology_t topo, const char *state_dir, char **ret_path, struct ll_error *err);
-
-/* Work done in a child process; writes its result on `fd` and returns the child's
- * exit status. */
-typedef int (*ll_child_fn)(void *data, int fd);
-
-/* Run fn in a forked child that dies with its parent. Everything it writes on its
- * fd (at most 64 KiB) is returned in *ret_output (malloc'ed) with its exit status
- * in *ret_status (128+N when killed by signal N). -ETIMEDOUT when it did not finish
- * within timeout_s: it is then killed (SIGKILL) and reaped, and *ret_output holds
- * what it wrote so far. Other -errno when it could not be started. */
-int ll_run_bounded(ll_child_fn fn, void *data, double timeout_s, char **ret_output, int *ret_status,
-		   struct ll_error *err);
-
-/* Run argv[0] (an absolute path; no shell, no PATH search) with stdin and stdout on
- * /dev/null and stderr inherited, waiting at most timeout_s (then SIGKILL). Returns
- * its exit status (>= 0), -ETIMEDOUT or another -errno. */
-int ll_spawn_bounded(char *const argv[], double timeout_s, struct ll_error *err);
 
 /* Where scontrol is: `hint` when it is an executable file, else the first executable
  * "scontrol" in $PATH, then /usr/bin, /usr/local/bin, /opt/slurm/bin (a Prolog runs

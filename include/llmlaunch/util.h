@@ -67,11 +67,13 @@ char *ll_vasprintf(const char *fmt, va_list ap);
 /* Append one element to a growable array of `elem` bytes; returns the new slot, zeroed. */
 void *ll_array_push(void *arrayp, size_t *count, size_t elem);
 
-/* Read a whole small file (sysfs attributes, profiles). Trailing newline kept.
- * Returns 0 and a malloc'ed string, or -errno. `max` caps the size (-EFBIG). */
-int ll_read_file(const char *path, size_t max, char **ret);
-/* Read the first line of a file without its newline and trailing blanks. */
-int ll_read_line(const char *path, char **ret);
+/* Free the first n strings of v, then v. */
+void ll_strv_free(char **v, size_t n);
+/* Free a NULL-terminated vector of strings and the vector. NULL is fine. */
+void ll_strv_free_null(char **v);
+
+/* The first n characters of s are 1 to 9 decimal digits and nothing else. */
+int ll_parse_digits(const char *s, size_t n, int *ret);
 
 bool ll_streq(const char *a, const char *b); /* NULL-safe */
 bool ll_startswith(const char *s, const char *prefix);

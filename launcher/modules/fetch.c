@@ -5,7 +5,7 @@
  * the cached copy is used with a warning that says how old it is.
  *
  * Built as the module llmlaunch-fetch.so so that libcurl and its TLS stack load only
- * when a profile URL is used (launcher/profile-fetch.c loads it). */
+ * when a profile URL is used (launcher/profile/profile-fetch.c loads it). */
 #include <curl/curl.h>
 #include <errno.h>
 #include <jansson.h>
@@ -15,8 +15,10 @@
 #include <unistd.h>
 
 #include "llmlaunch/profile.h"
-#include "llmlaunch/fetch-module.h"
+#include "llmlaunch/profile-fetch.h"
+#include "llmlaunch/file.h"
 #include "llmlaunch/version.h"
+#include "sha256.h"
 
 #define MAX_REDIRECTS 5
 
@@ -115,25 +117,6 @@ static bool cache_read(const char *dir, const char *url, size_t max, struct cach
 	return true;
 }
 
-static int write_atomic(const char *path, const void *data, size_t len)
-{
-	_cleanup_free_ char *tmp = ll_asprintf("%s.%ld.tmp", path, (long)getpid());
-	FILE *f = fopen(tmp, "we");
-	int r = 0;
-
-	if (!f)
-		return -errno;
-	if (fwrite(data, 1, len, f) != len)
-		r = -EIO;
-	if (fclose(f) != 0 && r == 0)
-		r = -errno;
-	if (r == 0 && rename(tmp, path) < 0)
-		r = -errno;
-	if (r < 0)
-		unlink(tmp);
-	return r;
-}
-
 /* Best effort: a cache that cannot be written costs a refetch, never the launch. */
 static void cache_write(const char *dir, const char *url, const struct cache_entry *c)
 {
@@ -153,10 +136,10 @@ static void cache_write(const char *dir, const char *url, const struct cache_ent
 		json_object_set_new(meta, "last_modified", json_string(c->last_modified));
 	text = json_dumps(meta, JSON_INDENT(2) | JSON_SORT_KEYS);
 	json_decref(meta);
-	if (c->body && write_atomic(body_path, c->body, c->len) < 0)
+	if (c->body && ll_file_replace(body_path, c->body, c->len, 0600) < 0)
 		return;
 	if (text)
-		write_atomic(meta_path, text, strlen(text));
+		ll_file_replace(meta_path, text, strlen(text), 0600);
 }
 
 static char *format_age(time_t fetched, time_t now)

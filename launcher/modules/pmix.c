@@ -1,6 +1,6 @@
 /* The PMIx backend (srun --mpi=pmix, mpirun), built as the module llmlaunch-pmix.so:
  * libpmix brings libevent, munge and a thread of its own, so it loads only under a
- * PMIx launcher (agree-run.c calls agree_pmix_run(), launcher/agree-pmix-loader.c).
+ * PMIx launcher (agree-run.c calls agree_pmix_run(), launcher/agree/agree-pmix-loader.c).
  * The module resolves llmlaunch's own functions from the binary that loads it.
  *
  * One llmlaunch per node:
@@ -19,8 +19,8 @@
  * Slurm's PMIx server ignores PMIX_TIMEOUT on fences and defers a direct-modex get
  * until the peer commits, so every wait here is non-blocking with our own deadline.
  * A get is retried, each try bounded, until the deadline: an answer can be lost. */
-#include "../agree-internal.h"
-#include "llmlaunch/paths.h"
+#include "llmlaunch/agree-pmix.h"
+#include "llmlaunch/module.h"
 
 #include <errno.h>
 #include <pmix.h>
@@ -581,7 +581,7 @@ LL_MODULE_EXPORT int ll_pmix_module_run(const struct ll_summary *self, const str
 	ret->checked = true;
 	ret->n_fetched = res.n_fetched;
 	for (size_t i = 0; i < res.n_warnings; i++)
-		agree_note(ret, "%s", res.warnings[i]);
+		ll_cluster_note(ret, "%s", res.warnings[i]);
 	r = 0;
 out:
 	ll_agree_result_release(&res);

@@ -3,7 +3,7 @@
 #include <openssl/evp.h>
 #include <stdlib.h>
 
-#include "llmlaunch/profile.h"
+#include "sha256.h"
 
 void ll_sha256(const void *data, size_t len, unsigned char out[32])
 {

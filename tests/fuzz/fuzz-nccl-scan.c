@@ -5,7 +5,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "llmlaunch/ncclscan.h"
+#include "llmlaunch/nccl-scan.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

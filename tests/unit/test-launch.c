@@ -16,7 +16,9 @@
 #include <linux/mempolicy.h>
 #include <cmocka.h>
 
+#include "llmlaunch/child.h"
 #include "llmlaunch/launch.h"
+#include "llmlaunch/port.h"
 
 static struct ll_setting settings[] = {
 	{ .name = (char *)"CUDA_DEVICE_ORDER", .value = (char *)"PCI_BUS_ID", .exported = true },
@@ -553,27 +555,6 @@ static void test_supervise_watch(void **state)
 	ll_buf_release(&notes);
 }
 
-static void test_run_quiet(void **state)
-{
-	char *ok[] = { (char *)"/bin/sh", (char *)"-c", (char *)"echo noise; exit 0", NULL };
-	char *one[] = { (char *)"/bin/sh", (char *)"-c", (char *)"echo noise >&2; exit 1", NULL };
-	char *slow[] = { (char *)"/bin/sh", (char *)"-c", (char *)"exec sleep 10", NULL };
-	struct ll_error err = { 0 };
-	double t0;
-	int st = -1;
-
-	(void)state;
-	assert_int_equal(ll_run_quiet(ok, 5, &st, &err), 0);
-	assert_int_equal(st, 0);
-	assert_int_equal(ll_run_quiet(one, 5, &st, &err), 0);
-	assert_int_equal(st, 1);
-	t0 = now_s();
-	assert_int_equal(ll_run_quiet(slow, 0.2, &st, &err), -ETIMEDOUT);
-	assert_true(now_s() - t0 < 2);
-	assert_string_equal(err.message, "'/bin/sh' did not finish within 0.2 s");
-	ll_error_clear(&err);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -591,7 +572,6 @@ int main(void)
 		cmocka_unit_test(test_supervise_forward),
 		cmocka_unit_test(test_supervise_orphans),
 		cmocka_unit_test(test_supervise_watch),
-		cmocka_unit_test(test_run_quiet),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

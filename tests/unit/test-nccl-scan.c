@@ -13,8 +13,8 @@
 
 #include <cmocka.h>
 
-#include "llmlaunch/ncclscan.h"
-#include "llmlaunch/ncclwatch.h"
+#include "llmlaunch/nccl-scan.h"
+#include "llmlaunch/nccl-watch.h"
 
 enum { T_UNK = LL_NCCL_TRANSPORT_UNKNOWN, T_NONE = LL_NCCL_TRANSPORT_NONE, T_SOCK = LL_NCCL_TRANSPORT_SOCKET,
        T_PLUG = LL_NCCL_TRANSPORT_PLUGIN, T_ROCE = LL_NCCL_TRANSPORT_ROCE, T_IB = LL_NCCL_TRANSPORT_IB };

@@ -66,9 +66,13 @@ static int group_setup(void **state)
 	return 0;
 }
 
+/* The warning of the last ll_annotate_nvml() call (struct ll_probe_report). */
+static char *warning;
+
 static int group_teardown(void **state)
 {
 	(void)state;
+	free(warning);
 	char cmd[512];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
 	return system(cmd) == 0 ? 0 : -1;
@@ -206,9 +210,9 @@ static void test_dgx8(void **state)
 {
 	struct fixture *f = *state;
 	struct ll_error err = { 0 };
-	assert_int_equal(ll_annotate_nvml(f->topo, fake, &err), 0);
+	assert_int_equal(ll_annotate_nvml(f->topo, fake, &warning, &err), 0);
 	assert_null(err.message);
-	assert_null(ll_nvml_last_warning());
+	assert_null(warning);
 	assert_dgx8(f->topo, -1);
 	assert_string_equal(read_log(), "init\nshutdown\n");
 }
@@ -218,8 +222,8 @@ static void test_library_from_environment(void **state)
 	struct fixture *f = *state;
 	struct ll_error err = { 0 };
 	setenv("LLMLAUNCH_NVML_LIBRARY", fake, 1);
-	assert_int_equal(ll_annotate_nvml(f->topo, NULL, &err), 0);
-	assert_null(ll_nvml_last_warning());
+	assert_int_equal(ll_annotate_nvml(f->topo, NULL, &warning, &err), 0);
+	assert_null(warning);
 	assert_dgx8(f->topo, -1);
 }
 
@@ -228,8 +232,8 @@ static void test_inactive_link(void **state)
 	struct fixture *f = *state;
 	struct ll_error err = { 0 };
 	setenv("FAKE_NVML_SCENARIO", "inactive-link", 1);
-	assert_int_equal(ll_annotate_nvml(f->topo, fake, &err), 0);
-	assert_null(ll_nvml_last_warning());
+	assert_int_equal(ll_annotate_nvml(f->topo, fake, &warning, &err), 0);
+	assert_null(warning);
 	assert_dgx8(f->topo, 3);
 }
 
@@ -239,8 +243,8 @@ static void test_old_driver(void **state)
 {
 	struct fixture *f = *state;
 	struct ll_error err = { 0 };
-	assert_int_equal(ll_annotate_nvml(f->topo, fake_old, &err), 0);
-	assert_null(ll_nvml_last_warning());
+	assert_int_equal(ll_annotate_nvml(f->topo, fake_old, &warning, &err), 0);
+	assert_null(warning);
 	assert_dgx8(f->topo, -1);
 }
 
@@ -249,11 +253,11 @@ static void test_init_fails(void **state)
 	struct fixture *f = *state;
 	struct ll_error err = { 0 };
 	setenv("FAKE_NVML_SCENARIO", "init-fails", 1);
-	assert_int_equal(ll_annotate_nvml(f->topo, fake, &err), 0);
+	assert_int_equal(ll_annotate_nvml(f->topo, fake, &warning, &err), 0);
 	assert_null(err.message);
-	assert_non_null(ll_nvml_last_warning());
-	assert_non_null(strstr(ll_nvml_last_warning(), "nvmlInit_v2 failed: Driver Not Loaded (9)"));
-	assert_non_null(strstr(ll_nvml_last_warning(), fake));
+	assert_non_null(warning);
+	assert_non_null(strstr(warning, "nvmlInit_v2 failed: Driver Not Loaded (9)"));
+	assert_non_null(strstr(warning, fake));
 	assert_nothing_recorded(f->topo);
 	assert_string_equal(read_log(), ""); /* no shutdown without init */
 }
@@ -263,9 +267,9 @@ static void test_query_fails_midway(void **state)
 	struct fixture *f = *state;
 	struct ll_error err = { 0 };
 	setenv("FAKE_NVML_SCENARIO", "handle-fails", 1);
-	assert_int_equal(ll_annotate_nvml(f->topo, fake, &err), 0);
-	assert_non_null(ll_nvml_last_warning());
-	assert_non_null(strstr(ll_nvml_last_warning(), "nvmlDeviceGetHandleByIndex_v2 failed for GPU 5"));
+	assert_int_equal(ll_annotate_nvml(f->topo, fake, &warning, &err), 0);
+	assert_non_null(warning);
+	assert_non_null(strstr(warning, "nvmlDeviceGetHandleByIndex_v2 failed for GPU 5"));
 	/* GPUs 0-4 were read before the failure: still nothing is recorded. */
 	assert_nothing_recorded(f->topo);
 	assert_string_equal(read_log(), "init\nshutdown\n");
@@ -276,10 +280,10 @@ static void test_missing_symbol(void **state)
 	struct fixture *f = *state;
 	struct ll_error err = { 0 };
 	char expect[512];
-	assert_int_equal(ll_annotate_nvml(f->topo, fake_noinit, &err), 0);
+	assert_int_equal(ll_annotate_nvml(f->topo, fake_noinit, &warning, &err), 0);
 	assert_null(err.message);
 	snprintf(expect, sizeof(expect), "'%s' is not a usable NVML library: it lacks 'nvmlInit_v2'", fake_noinit);
-	assert_string_equal(ll_nvml_last_warning(), expect);
+	assert_string_equal(warning, expect);
 	assert_nothing_recorded(f->topo);
 	assert_string_equal(read_log(), "");
 }
@@ -288,10 +292,10 @@ static void test_named_library_absent(void **state)
 {
 	struct fixture *f = *state;
 	struct ll_error err = { 0 };
-	assert_int_equal(ll_annotate_nvml(f->topo, "/nonexistent/libnvidia-ml.so.1", &err), 0);
+	assert_int_equal(ll_annotate_nvml(f->topo, "/nonexistent/libnvidia-ml.so.1", &warning, &err), 0);
 	assert_null(err.message);
-	assert_non_null(ll_nvml_last_warning());
-	assert_true(strncmp(ll_nvml_last_warning(), "cannot load NVML library '/nonexistent/libnvidia-ml.so.1': ",
+	assert_non_null(warning);
+	assert_true(strncmp(warning, "cannot load NVML library '/nonexistent/libnvidia-ml.so.1': ",
 			    strlen("cannot load NVML library '/nonexistent/libnvidia-ml.so.1': ")) == 0);
 	assert_nothing_recorded(f->topo);
 }
@@ -306,12 +310,12 @@ static void test_default_library_absent(void **state)
 		dlclose(dl);
 		skip(); /* a real NVML is installed here */
 	}
-	assert_int_equal(ll_annotate_nvml(f->topo, NULL, &err), 0);
+	assert_int_equal(ll_annotate_nvml(f->topo, NULL, &warning, &err), 0);
 	assert_null(err.message);
-	assert_null(ll_nvml_last_warning());
+	assert_null(warning);
 	/* The default name passed on purpose (as ll_probe_load does) is just as quiet. */
-	assert_int_equal(ll_annotate_nvml(f->topo, "libnvidia-ml.so.1", &err), 0);
-	assert_null(ll_nvml_last_warning());
+	assert_int_equal(ll_annotate_nvml(f->topo, "libnvidia-ml.so.1", &warning, &err), 0);
+	assert_null(warning);
 	assert_nothing_recorded(f->topo);
 }
 
@@ -320,8 +324,8 @@ static void test_no_nvlink(void **state)
 	struct fixture *f = *state;
 	struct ll_error err = { 0 };
 	setenv("FAKE_NVML_SCENARIO", "no-nvlink", 1);
-	assert_int_equal(ll_annotate_nvml(f->topo, fake, &err), 0);
-	assert_null(ll_nvml_last_warning());
+	assert_int_equal(ll_annotate_nvml(f->topo, fake, &warning, &err), 0);
+	assert_null(warning);
 	for (int i = 0; i < 8; i++) {
 		assert_string_equal(info(f->topo, gpu_bus[i], LL_INFO_GPU_MODEL), "NVIDIA H100 80GB HBM3");
 		assert_string_equal(info(f->topo, gpu_bus[i], LL_INFO_NVLINKS_ACTIVE), "0");
@@ -335,8 +339,8 @@ static void test_unknown_version(void **state)
 	struct fixture *f = *state;
 	struct ll_error err = { 0 };
 	setenv("FAKE_NVML_SCENARIO", "unknown-version", 1);
-	assert_int_equal(ll_annotate_nvml(f->topo, fake, &err), 0);
-	assert_string_equal(ll_nvml_last_warning(), "unknown NVLink version 9 on GPU '0000:1b:00.0' link 0: "
+	assert_int_equal(ll_annotate_nvml(f->topo, fake, &warning, &err), 0);
+	assert_string_equal(warning, "unknown NVLink version 9 on GPU '0000:1b:00.0' link 0: "
 						   "its bandwidth is left out of NVLinkBandwidth");
 	/* Names and link counts are still right; only the bandwidths are unknown. */
 	assert_string_equal(info(f->topo, gpu_bus[0], LL_INFO_NVLINKS_ACTIVE), "18");
@@ -352,8 +356,8 @@ static void test_gpu_gpu_and_cpu(void **state)
 	struct ll_error err = { 0 };
 	unsigned nbobjs = 0;
 	setenv("FAKE_NVML_SCENARIO", "p2p", 1);
-	assert_int_equal(ll_annotate_nvml(f->topo, fake, &err), 0);
-	assert_null(ll_nvml_last_warning());
+	assert_int_equal(ll_annotate_nvml(f->topo, fake, &warning, &err), 0);
+	assert_null(warning);
 	hwloc_obj_t pkg = hwloc_get_obj_by_type(f->topo, HWLOC_OBJ_PACKAGE, 0);
 	assert_non_null(pkg);
 	assert_int_equal(nvlink_matrix_count(f->topo, &nbobjs, NULL), 1);
@@ -379,8 +383,8 @@ static void test_nvswitch_filtered_out(void **state)
 	struct ll_error err = { 0 };
 	assert_int_equal(load_topology(&topo, HWLOC_TYPE_FILTER_KEEP_IMPORTANT), 0);
 	assert_null(hwloc_get_pcidev_by_busid(topo, 0, 0x05, 0, 0));
-	assert_int_equal(ll_annotate_nvml(topo, fake, &err), 0);
-	assert_string_equal(ll_nvml_last_warning(),
+	assert_int_equal(ll_annotate_nvml(topo, fake, &warning, &err), 0);
+	assert_string_equal(warning,
 			    "NVLink peer NVSwitch '0000:05:00.0' of GPU '0000:1b:00.0' is not in the topology"
 			    " (are PCI bridges of class 0680 filtered out?)");
 	assert_string_equal(info(topo, gpu_bus[2], LL_INFO_NVLINKS_ACTIVE), "18");
@@ -393,8 +397,8 @@ static void test_idempotent(void **state)
 {
 	struct fixture *f = *state;
 	struct ll_error err = { 0 };
-	assert_int_equal(ll_annotate_nvml(f->topo, fake, &err), 0);
-	assert_int_equal(ll_annotate_nvml(f->topo, fake, &err), 0);
+	assert_int_equal(ll_annotate_nvml(f->topo, fake, &warning, &err), 0);
+	assert_int_equal(ll_annotate_nvml(f->topo, fake, &warning, &err), 0);
 	assert_dgx8(f->topo, -1);
 	hwloc_obj_t g = pci(f->topo, gpu_bus[0]);
 	unsigned models = 0;
@@ -412,7 +416,7 @@ static void test_xml_round_trip(void **state)
 	char path[300];
 
 	setenv("FAKE_NVML_SCENARIO", "inactive-link", 1);
-	assert_int_equal(ll_annotate_nvml(f->topo, fake, &err), 0);
+	assert_int_equal(ll_annotate_nvml(f->topo, fake, &warning, &err), 0);
 	snprintf(path, sizeof(path), "%s/node.xml", tmpdir);
 	assert_int_equal(hwloc_topology_export_xml(f->topo, path, 0), 0);
 	assert_int_equal(hwloc_topology_init(&replay), 0);

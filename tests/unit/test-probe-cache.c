@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "llmlaunch/file.h"
 #include "llmlaunch/probe.h"
 #include "../../probe/annotate.h"
 #include "../../probe/annotations.h"
@@ -53,18 +54,21 @@ static int tmp_teardown(void **state)
 	return r == 0 ? 0 : -1;
 }
 
+
+/* What the last load said (struct ll_probe_report): every probe below fills it. */
+static struct ll_probe_report report;
 /* One live probe; returns its facts as JSON-free text: the cache status is the
  * observable, the facts are compared by the callers that need them. */
 static struct ll_facts *probe_live(const char *expect_status_prefix)
 {
-	struct ll_probe_options opts = { .skip_nvml = true };
+	struct ll_probe_options opts = { .report = &report, .skip_nvml = true };
 	struct ll_error err = { 0 };
 	struct ll_facts *f = NULL;
 	const char *status;
 
 	if (ll_probe(&opts, NULL, &f, &err) < 0)
 		fail_msg("ll_probe: %s", err.message);
-	status = ll_probe_cache_status();
+	status = report.cache_status;
 	assert_non_null(status);
 	if (!ll_startswith(status, expect_status_prefix))
 		fail_msg("cache status '%s', expected it to start with '%s'", status, expect_status_prefix);
@@ -146,7 +150,7 @@ static void test_miss_then_hit(void **state)
 	struct stat st;
 
 	miss = probe_live("miss");
-	assert_non_null(strstr(ll_probe_cache_status(), "(no cache file yet); written"));
+	assert_non_null(strstr(report.cache_status, "(no cache file yet); written"));
 	assert_int_equal(lstat(t->file, &st), 0);
 	assert_true(S_ISREG(st.st_mode));
 	assert_int_equal(st.st_mode & 0777, 0600);
@@ -169,7 +173,7 @@ static void test_key_parts(void **state)
 		{ LL_INFO_CACHE_DEVICES, "(the set of devices changed)" },
 		{ LL_INFO_CACHE_CONTEXT, "(written under another cgroup" },
 	};
-	struct ll_probe_options opts = { .skip_nvml = true };
+	struct ll_probe_options opts = { .report = &report, .skip_nvml = true };
 	struct ll_cache_key key = { 0 };
 	struct tmpdir *t = *state;
 
@@ -183,9 +187,9 @@ static void test_key_parts(void **state)
 
 		tamper(t->file, parts[i].info, "0123456789abcdef");
 		ll_facts_free(probe_live("miss"));
-		if (!strstr(ll_probe_cache_status(), parts[i].reason))
-			fail_msg("status '%s' does not say '%s'", ll_probe_cache_status(), parts[i].reason);
-		assert_non_null(strstr(ll_probe_cache_status(), "; written"));
+		if (!strstr(report.cache_status, parts[i].reason))
+			fail_msg("status '%s' does not say '%s'", report.cache_status, parts[i].reason);
+		assert_non_null(strstr(report.cache_status, "; written"));
 		expect_info_in_file(t->file, parts[i].info, want);
 		ll_facts_free(probe_live("hit"));
 	}
@@ -208,7 +212,7 @@ static void test_no_key(void **state)
 	spew(t->file, text);
 	free(text);
 	ll_facts_free(probe_live("miss '"));
-	assert_non_null(strstr(ll_probe_cache_status(), "(not a cache file (no key)); written"));
+	assert_non_null(strstr(report.cache_status, "(not a cache file (no key)); written"));
 	ll_facts_free(probe_live("hit"));
 }
 
@@ -223,12 +227,12 @@ static void test_corrupt(void **state)
 	spew(t->file, text);
 	free(text);
 	ll_facts_free(probe_live("miss"));
-	assert_non_null(strstr(ll_probe_cache_status(), "invalid or truncated hwloc XML"));
+	assert_non_null(strstr(report.cache_status, "invalid or truncated hwloc XML"));
 	ll_facts_free(probe_live("hit"));
 
 	spew(t->file, "");
 	ll_facts_free(probe_live("miss"));
-	assert_non_null(strstr(ll_probe_cache_status(), "the file is empty"));
+	assert_non_null(strstr(report.cache_status, "the file is empty"));
 	ll_facts_free(probe_live("hit"));
 }
 
@@ -245,7 +249,7 @@ static void test_symlink(void **state)
 	assert_int_equal(symlink(target, t->file), 0);
 	before = slurp(target);
 	ll_facts_free(probe_live("miss"));
-	assert_non_null(strstr(ll_probe_cache_status(), "(the cache file is a symbolic link, not followed); written"));
+	assert_non_null(strstr(report.cache_status, "(the cache file is a symbolic link, not followed); written"));
 	assert_int_equal(lstat(t->file, &st), 0);
 	assert_true(S_ISREG(st.st_mode));
 	after = slurp(target);
@@ -263,12 +267,12 @@ static void test_writable_by_others(void **state)
 	ll_facts_free(probe_live("miss"));
 	assert_int_equal(chmod(t->file, 0666), 0);
 	ll_facts_free(probe_live("miss"));
-	assert_non_null(strstr(ll_probe_cache_status(), "another user's or writable by others"));
+	assert_non_null(strstr(report.cache_status, "another user's or writable by others"));
 	ll_facts_free(probe_live("hit"));
 	if (geteuid() == 0) {
 		assert_int_equal(chown(t->file, 4242, 4242), 0);
 		ll_facts_free(probe_live("miss"));
-		assert_non_null(strstr(ll_probe_cache_status(), "another user's or writable by others"));
+		assert_non_null(strstr(report.cache_status, "another user's or writable by others"));
 		ll_facts_free(probe_live("hit"));
 	}
 }
@@ -281,7 +285,7 @@ static void test_unsafe_dir(void **state)
 
 	assert_int_equal(chmod(t->dir, 0777), 0);
 	ll_facts_free(probe_live("off (cannot use '"));
-	assert_non_null(strstr(ll_probe_cache_status(), "owned by another user or writable by others"));
+	assert_non_null(strstr(report.cache_status, "owned by another user or writable by others"));
 	assert_int_equal(lstat(t->file, &st), -1);
 	assert_int_equal(chmod(t->dir, 0700), 0);
 	/* A missing directory is created, 0700. */
@@ -296,14 +300,14 @@ static void test_unsafe_dir(void **state)
 
 static void test_off(void **state)
 {
-	struct ll_probe_options opts = { .skip_nvml = true, .no_cache = true };
+	struct ll_probe_options opts = { .report = &report, .skip_nvml = true, .no_cache = true };
 	struct ll_error err = { 0 };
 	struct tmpdir *t = *state;
 	hwloc_topology_t topo = NULL;
 	struct stat st;
 
 	assert_int_equal(ll_probe_load(&opts, &topo, &err), 0);
-	assert_string_equal(ll_probe_cache_status(), "off (--no-cache)");
+	assert_string_equal(report.cache_status, "off (--no-cache)");
 	hwloc_topology_destroy(topo);
 	assert_int_equal(lstat(t->file, &st), -1);
 
@@ -312,7 +316,7 @@ static void test_off(void **state)
 	opts.skip_nvml = false;
 	opts.nvml_library = "/nonexistent/libnvidia-ml.so.1";
 	assert_int_equal(ll_probe_load(&opts, &topo, &err), 0);
-	assert_string_equal(ll_probe_cache_status(), "off (an NVML library is named explicitly)");
+	assert_string_equal(report.cache_status, "off (an NVML library is named explicitly)");
 	hwloc_topology_destroy(topo);
 	assert_int_equal(lstat(t->file, &st), -1);
 }
@@ -373,7 +377,7 @@ static void test_refresh(void **state)
 {
 	struct tmpdir *t = *state;
 	char *root = ll_asprintf("%s/root", t->dir);
-	struct ll_probe_options opts = { .fsroot = root, .skip_nvml = true };
+	struct ll_probe_options opts = { .report = &report, .fsroot = root, .skip_nvml = true };
 	struct ll_error err = { 0 };
 	hwloc_topology_t topo = NULL;
 	const struct ll_rdma_port *p;
@@ -384,7 +388,7 @@ static void test_refresh(void **state)
 	gen(root, "scenario_roce \"$R\"; rm -rf \"$R/sys/module/nvidia_peermem\"");
 	assert_int_equal(ll_probe_load(&opts, &topo, &err), 0);
 	/* Not a live probe: the cache is not involved. */
-	assert_null(ll_probe_cache_status());
+	assert_null(report.cache_status);
 	f = facts_of(topo);
 	p = port_of(f, "mlx5_0", 1);
 	assert_int_equal(p->state, LL_PORT_ACTIVE);
@@ -464,7 +468,7 @@ static void test_refresh_standin(void **state)
 {
 	struct tmpdir *t = *state;
 	char *root = ll_asprintf("%s/root", t->dir);
-	struct ll_probe_options opts = { .fsroot = root, .skip_nvml = true };
+	struct ll_probe_options opts = { .report = &report, .fsroot = root, .skip_nvml = true };
 	struct ll_error err = { 0 };
 	hwloc_topology_t topo = NULL;
 	struct ll_facts *f;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "llmlaunch/profile.h"
+#include "../../launcher/modules/sha256.h"
 
 static void test_sha256(void **state)
 {

@@ -1,4 +1,4 @@
-/* The Prolog's verdict (launcher/slurm-health.c): which facts are faults, which are
+/* The Prolog's verdict (launcher/slurm/slurm-health.c): which facts are faults, which are
  * only notes (unknown is never a fault), and the exact wording an admin reads in
  * `sinfo -R`. */
 #include <setjmp.h>

@@ -1,6 +1,6 @@
-/* The Prolog's plumbing (launcher/slurm-prolog.c): children with deadlines that are
- * always reaped, the spawn of scontrol without a shell, where scontrol is looked for,
- * and the state directory's modes. */
+/* The Prolog's plumbing (launcher/slurm/slurm-prolog.c): where scontrol is looked
+ * for, and the state directory's modes. Its bounded children are common/child.c's
+ * (tests/unit/test-child.c). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,134 +17,6 @@
 
 #include "llmlaunch/probe.h"
 #include "llmlaunch/slurm.h"
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-/* No child of ours is left, not even a zombie. */
-static void assert_no_children(void)
-{
-	assert_int_equal(waitpid(-1, NULL, WNOHANG), -1);
-	assert_int_equal(errno, ECHILD);
-}
-
-static int child_hello(void *data, int fd)
-{
-	(void)data;
-	assert_int_equal(write(fd, "hello\n", 6), 6);
-	return 3;
-}
-
-static int child_sleep(void *data, int fd)
-{
-	(void)fd;
-	sleep(*(int *)data);
-	return 0;
-}
-
-static int child_crash(void *data, int fd)
-{
-	(void)data;
-	(void)fd;
-	raise(SIGKILL);
-	return 0;
-}
-
-static int child_flood(void *data, int fd)
-{
-	static char block[4096];
-
-	(void)data;
-	memset(block, 'x', sizeof(block));
-	for (int i = 0; i < 40; i++) /* 160 KiB: more than the pipe and the cap */
-		if (write(fd, block, sizeof(block)) != (ssize_t)sizeof(block))
-			return 1;
-	return 0;
-}
-
-static void test_bounded_output_and_status(void **state)
-{
-	char *out = NULL;
-	int status = -1;
-
-	(void)state;
-	assert_int_equal(ll_run_bounded(child_hello, NULL, 10, &out, &status, NULL), 0);
-	assert_string_equal(out, "hello\n");
-	assert_int_equal(status, 3);
-	free(out);
-	assert_no_children();
-}
-
-static void test_bounded_timeout_kills(void **state)
-{
-	struct ll_error err = { 0 };
-	int secs = 30, status = -1;
-	char *out = NULL;
-	double t0 = now();
-
-	(void)state;
-	assert_int_equal(ll_run_bounded(child_sleep, &secs, 0.3, &out, &status, &err), -ETIMEDOUT);
-	assert_true(now() - t0 < 5.0);
-	assert_string_equal(err.message, "did not finish within 0.3 s and was killed");
-	assert_non_null(out);
-	free(out);
-	ll_error_clear(&err);
-	assert_no_children();
-}
-
-static void test_bounded_signal_status(void **state)
-{
-	char *out = NULL;
-	int status = -1;
-
-	(void)state;
-	assert_int_equal(ll_run_bounded(child_crash, NULL, 10, &out, &status, NULL), 0);
-	assert_int_equal(status, 128 + SIGKILL);
-	assert_string_equal(out, "");
-	free(out);
-	assert_no_children();
-}
-
-static void test_bounded_output_capped(void **state)
-{
-	char *out = NULL;
-	int status = -1;
-
-	(void)state;
-	assert_int_equal(ll_run_bounded(child_flood, NULL, 10, &out, &status, NULL), 0);
-	assert_int_equal(status, 0); /* it was never blocked on a full pipe */
-	assert_int_equal(strlen(out), 64 * 1024);
-	free(out);
-	assert_no_children();
-}
-
-static void test_spawn(void **state)
-{
-	char *exit4[] = { "/bin/sh", "-c", "exit 4", NULL };
-	char *sleeper[] = { "/bin/sleep", "30", NULL };
-	char *relative[] = { "sh", "-c", "true", NULL };
-	char *missing[] = { "/nonexistent/scontrol", NULL };
-	struct ll_error err = { 0 };
-	double t0;
-
-	(void)state;
-	assert_int_equal(ll_spawn_bounded(exit4, 10, NULL), 4);
-	t0 = now();
-	assert_int_equal(ll_spawn_bounded(sleeper, 0.2, &err), -ETIMEDOUT);
-	assert_true(now() - t0 < 5.0);
-	assert_string_equal(err.message, "'/bin/sleep' did not finish within 0.2 s and was killed");
-	assert_int_equal(ll_spawn_bounded(relative, 10, &err), -EINVAL);
-	assert_string_equal(err.message, "'sh' is not an absolute path");
-	assert_int_equal(ll_spawn_bounded(missing, 10, &err), -ENOEXEC);
-	assert_string_equal(err.message, "cannot run '/nonexistent/scontrol'");
-	ll_error_clear(&err);
-	assert_no_children();
-}
 
 static void test_find_scontrol(void **state)
 {
@@ -227,11 +99,6 @@ static void test_save_snapshot(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_bounded_output_and_status),
-		cmocka_unit_test(test_bounded_timeout_kills),
-		cmocka_unit_test(test_bounded_signal_status),
-		cmocka_unit_test(test_bounded_output_capped),
-		cmocka_unit_test(test_spawn),
 		cmocka_unit_test(test_find_scontrol),
 		cmocka_unit_test(test_save_snapshot),
 	};

@@ -1,0 +1,74 @@
+#include "llmlaunch/port.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+int ll_free_port(const char *addr, int *ret, struct ll_error *err)
+{
+	struct sockaddr_storage ss = { 0 };
+	socklen_t len;
+	int fd, r, port;
+
+	if (inet_pton(AF_INET, addr, &((struct sockaddr_in *)&ss)->sin_addr) == 1) {
+		ss.ss_family = AF_INET;
+		len = sizeof(struct sockaddr_in);
+	} else if (inet_pton(AF_INET6, addr, &((struct sockaddr_in6 *)&ss)->sin6_addr) == 1) {
+		ss.ss_family = AF_INET6;
+		len = sizeof(struct sockaddr_in6);
+	} else {
+		return ll_error_set(err, -EINVAL, "cannot find a free port on '%s': not a numeric address", addr);
+	}
+
+	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return ll_error_set(err, -errno, "cannot find a free port on '%s': socket: %s", addr, strerror(errno));
+	if (bind(fd, (struct sockaddr *)&ss, len) < 0 || getsockname(fd, (struct sockaddr *)&ss, &len) < 0) {
+		r = -errno;
+		close(fd);
+		return ll_error_set(err, r, "cannot find a free port on '%s': %s", addr, strerror(-r));
+	}
+	port = ntohs(ss.ss_family == AF_INET ? ((struct sockaddr_in *)&ss)->sin_port
+					     : ((struct sockaddr_in6 *)&ss)->sin6_port);
+	close(fd);
+	*ret = port;
+	return 0;
+}
+
+int ll_free_port_any(int *ret, struct ll_error *err)
+{
+	/* "::" covers IPv4 too unless the kernel has bindv6only; without IPv6 at all,
+	 * the IPv4 wildcard. */
+	if (ll_free_port("::", ret, NULL) == 0)
+		return 0;
+	return ll_free_port("0.0.0.0", ret, err);
+}
+
+bool ll_port_in_use(int port)
+{
+	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE };
+	struct addrinfo *ai = NULL;
+	char service[16];
+	bool busy = false;
+
+	snprintf(service, sizeof(service), "%d", port);
+	if (getaddrinfo(NULL, service, &hints, &ai) != 0)
+		return false;
+	for (struct addrinfo *a = ai; a; a = a->ai_next) {
+		int one = 1, fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, 0);
+
+		if (fd < 0)
+			continue;
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		if (bind(fd, a->ai_addr, a->ai_addrlen) < 0 && errno == EADDRINUSE)
+			busy = true;
+		close(fd);
+	}
+	freeaddrinfo(ai);
+	return busy;
+}

@@ -1,0 +1,296 @@
+#include "llmlaunch/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+
+void *ll_malloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+	if (!p)
+		abort();
+	return p;
+}
+
+void *ll_calloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+	if (!p)
+		abort();
+	return p;
+}
+
+void *ll_realloc(void *p, size_t n)
+{
+	p = realloc(p, n ? n : 1);
+	if (!p)
+		abort();
+	return p;
+}
+
+char *ll_strdup(const char *s)
+{
+	return s ? ll_strndup(s, strlen(s)) : NULL;
+}
+
+char *ll_strndup(const char *s, size_t n)
+{
+	char *d = ll_malloc(n + 1);
+	memcpy(d, s, n);
+	d[n] = '\0';
+	return d;
+}
+
+char *ll_vasprintf(const char *fmt, va_list ap)
+{
+	struct ll_buf b;
+
+	ll_buf_init(&b);
+	ll_buf_vaddf(&b, fmt, ap);
+	return ll_buf_detach(&b);
+}
+
+char *ll_asprintf(const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+
+	va_start(ap, fmt);
+	s = ll_vasprintf(fmt, ap);
+	va_end(ap);
+	return s;
+}
+
+void *ll_array_push(void *arrayp, size_t *count, size_t elem)
+{
+	char **array = arrayp;
+	size_t n = *count;
+
+	/* Grow by doubling: capacity is implied by the count's next power of two. */
+	if ((n & (n - 1)) == 0) {
+		size_t cap = n ? n * 2 : 1;
+		*array = ll_realloc(*array, cap * elem);
+	}
+	memset(*array + n * elem, 0, elem);
+	(*count)++;
+	return *array + n * elem;
+}
+
+static int error_vset(struct ll_error *err, const char *fmt, va_list ap)
+{
+	struct ll_buf b;
+
+	if (!err)
+		return 0;
+	ll_buf_init(&b);
+	ll_buf_vaddf(&b, fmt, ap);
+	free(err->message);
+	free(err->hint);
+	err->hint = NULL;
+	err->message = ll_buf_detach(&b);
+	return 0;
+}
+
+int ll_error_set(struct ll_error *err, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	error_vset(err, fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+void ll_error_hint(struct ll_error *err, const char *fmt, ...)
+{
+	struct ll_buf b;
+	va_list ap;
+
+	if (!err)
+		return;
+	ll_buf_init(&b);
+	va_start(ap, fmt);
+	ll_buf_vaddf(&b, fmt, ap);
+	va_end(ap);
+	free(err->hint);
+	err->hint = ll_buf_detach(&b);
+}
+
+void ll_error_prefix(struct ll_error *err, const char *fmt, ...)
+{
+	struct ll_buf b;
+	va_list ap;
+
+	if (!err)
+		return;
+	ll_buf_init(&b);
+	va_start(ap, fmt);
+	ll_buf_vaddf(&b, fmt, ap);
+	va_end(ap);
+	if (err->message) {
+		ll_buf_add(&b, ": ");
+		ll_buf_add(&b, err->message);
+		free(err->message);
+	}
+	err->message = ll_buf_detach(&b);
+}
+
+void ll_error_clear(struct ll_error *err)
+{
+	if (!err)
+		return;
+	free(err->message);
+	free(err->hint);
+	err->message = err->hint = NULL;
+}
+
+void ll_buf_init(struct ll_buf *b)
+{
+	b->cap = 64;
+	b->len = 0;
+	b->s = ll_malloc(b->cap);
+	b->s[0] = '\0';
+}
+
+/* What a detached buffer points at: valid and empty, owning no memory, so
+ * detaching does not allocate (and leak) a fresh buffer nobody releases. */
+static char buf_empty[1];
+
+static void buf_grow(struct ll_buf *b, size_t extra)
+{
+	if (b->len + extra + 1 <= b->cap)
+		return;
+	if (b->cap == 0) {
+		b->cap = 64;
+		while (b->len + extra + 1 > b->cap)
+			b->cap *= 2;
+		b->s = ll_malloc(b->cap);
+		b->s[0] = '\0';
+		return;
+	}
+	while (b->len + extra + 1 > b->cap)
+		b->cap *= 2;
+	b->s = ll_realloc(b->s, b->cap);
+}
+
+void ll_buf_addn(struct ll_buf *b, const char *s, size_t n)
+{
+	buf_grow(b, n);
+	memcpy(b->s + b->len, s, n);
+	b->len += n;
+	b->s[b->len] = '\0';
+}
+
+void ll_buf_add(struct ll_buf *b, const char *s)
+{
+	ll_buf_addn(b, s, strlen(s));
+}
+
+void ll_buf_addc(struct ll_buf *b, char c)
+{
+	ll_buf_addn(b, &c, 1);
+}
+
+void ll_buf_vaddf(struct ll_buf *b, const char *fmt, va_list ap)
+{
+	va_list ap2;
+	int n;
+
+	va_copy(ap2, ap);
+	n = vsnprintf(b->s + b->len, b->cap - b->len, fmt, ap2);
+	va_end(ap2);
+	if (n < 0)
+		return;
+	if ((size_t)n >= b->cap - b->len) {
+		buf_grow(b, (size_t)n);
+		vsnprintf(b->s + b->len, b->cap - b->len, fmt, ap);
+	}
+	b->len += (size_t)n;
+}
+
+void ll_buf_addf(struct ll_buf *b, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	ll_buf_vaddf(b, fmt, ap);
+	va_end(ap);
+}
+
+void ll_buf_reset(struct ll_buf *b)
+{
+	b->len = 0;
+	b->s[0] = '\0';
+}
+
+char *ll_buf_detach(struct ll_buf *b)
+{
+	char *s = b->cap ? b->s : ll_strdup("");
+
+	b->s = buf_empty;
+	b->len = b->cap = 0;
+	return s;
+}
+
+void ll_buf_release(struct ll_buf *b)
+{
+	if (b->cap)
+		free(b->s);
+	b->s = NULL;
+	b->len = b->cap = 0;
+}
+
+void ll_strv_free(char **v, size_t n)
+{
+	if (!v)
+		return;
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+void ll_strv_free_null(char **v)
+{
+	if (!v)
+		return;
+	for (char **s = v; *s; s++)
+		free(*s);
+	free(v);
+}
+
+int ll_parse_digits(const char *s, size_t n, int *ret)
+{
+	long v = 0;
+
+	if (!s || n == 0 || n > 9)
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -EINVAL;
+		v = v * 10 + (s[i] - '0');
+	}
+	*ret = (int)v;
+	return 0;
+}
+
+bool ll_streq(const char *a, const char *b)
+{
+	if (!a || !b)
+		return a == b;
+	return strcmp(a, b) == 0;
+}
+
+bool ll_startswith(const char *s, const char *prefix)
+{
+	return s && strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+char *ll_strstrip_end(char *s)
+{
+	size_t n = strlen(s);
+
+	while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\n' || s[n - 1] == '\r'))
+		s[--n] = '\0';
+	return s;
+}

@@ -1,0 +1,53 @@
+/* The planner as the commands use it (env, explain, and whoever else wants the
+ * node's plan): the options they share, and facts + profiles + environment + those
+ * options turned into a plan. */
+#ifndef LLMLAUNCH_PLAN_CMD_H
+#define LLMLAUNCH_PLAN_CMD_H
+
+#include "llmlaunch/cli.h"
+#include "llmlaunch/plan.h"
+#include "llmlaunch/profile.h"
+
+/* Option values, above the common ones of cli.h. */
+enum {
+	LL_OPT_SET = 0x1100,
+	LL_OPT_BIND,
+	LL_OPT_NPROC_PER_NODE,
+};
+#define LL_PLAN_LONG_OPTIONS                                                   \
+	{ "set", required_argument, NULL, LL_OPT_SET },                        \
+	{ "bind", required_argument, NULL, LL_OPT_BIND },                      \
+	{ "nproc-per-node", required_argument, NULL, LL_OPT_NPROC_PER_NODE },  \
+	{ "nproc_per_node", required_argument, NULL, LL_OPT_NPROC_PER_NODE }
+#define LL_PLAN_HELP                                                                       \
+	"  --set NAME=VALUE  set a variable or setting, above everything else; repeatable\n" \
+	"  --bind MODE       numa (default), core or none: where each rank's CPUs come from\n" \
+	"  --nproc-per-node N  workers on this node (default: one per visible GPU)\n"
+
+struct ll_plan_cmd_options {
+	struct ll_assignment *sets;   /* names and values point into argv (split in place) */
+	size_t n_sets;
+	enum ll_bind_mode bind;
+	bool bind_given;
+	int nproc_per_node;           /* 0: decide */
+};
+
+/* Handle one of the options above: 1 handled, 0 not one of them, -EINVAL with err
+ * set for a bad value (a usage error). `arg` may be modified (NAME=VALUE is split). */
+int ll_plan_cmd_option(struct ll_plan_cmd_options *o, int opt, char *arg, struct ll_error *err);
+void ll_plan_cmd_options_release(struct ll_plan_cmd_options *o);
+
+struct ll_agree_options;
+/* ll_cmd_option_fallback() for the commands that plan (env, explain, slurm task-prolog):
+ * the planner's options and, when `agree` is not NULL, the agreement's options come
+ * first. Returns 1 when handled, -EINVAL after reporting a usage error. */
+int ll_plan_cmd_fallback(const char *cmd, int c, char *arg, char **argv, struct ll_ctx *ctx,
+			 struct ll_plan_cmd_options *plan, struct ll_agree_options *agree);
+
+/* Probe (or replay) this node, resolve the profiles of ctx, and plan with
+ * `environ_`. The plan owns copies of everything; *ret_profiles (optional) receives
+ * the profile set for callers that show the layers. */
+int ll_ctx_plan(struct ll_ctx *ctx, const struct ll_plan_cmd_options *o, char *const *environ_,
+		struct ll_plan **ret, struct ll_profile_set **ret_profiles, struct ll_error *err);
+
+#endif

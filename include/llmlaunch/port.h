@@ -1,0 +1,21 @@
+/* TCP ports for a rendezvous: one that is free now, and whether a given one is. */
+#ifndef LLMLAUNCH_PORT_H
+#define LLMLAUNCH_PORT_H
+
+#include <stdbool.h>
+#include "llmlaunch/util.h"
+
+/* A TCP port nobody has bound on numeric address `addr` ("127.0.0.1", "::",
+ * "0.0.0.0"), found by binding port 0 and releasing it. The kernel's choice is
+ * randomised, so two launches at once get different ports. 0 or -errno (err set). */
+int ll_free_port(const char *addr, int *ret, struct ll_error *err);
+
+/* A port free on every local address, both families where the kernel allows (what
+ * a rendezvous master needs: it listens on whichever address was agreed). */
+int ll_free_port_any(int *ret, struct ll_error *err);
+
+/* True when binding `port` on the wildcard address fails with EADDRINUSE in some
+ * family: someone listens on it. False when it is free or cannot be checked. */
+bool ll_port_in_use(int port);
+
+#endif

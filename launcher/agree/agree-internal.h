@@ -1,0 +1,21 @@
+/* Between the agreement entry (agree-run.c) and its backends (agree-pmix.c,
+ * agree-slurm.c). Not a public interface. */
+#ifndef LLMLAUNCH_AGREE_INTERNAL_H
+#define LLMLAUNCH_AGREE_INTERNAL_H
+
+#include "llmlaunch/agree-pmix.h"
+#include "llmlaunch/agree.h"
+
+/* PMIx: publish `rec` and `self`, fence, decide. Fills ret (nnodes, node_rank,
+ * master, socket_ifname, subnet, notes, checked). Loads the PMIx module on first use. */
+int agree_pmix_run(const struct ll_summary *self, const struct ll_agree_node *rec, const struct ll_agree_options *o,
+		   struct ll_cluster *ret, struct ll_error *err);
+
+/* Slurm environment alone: node rank, count, first host, port from the job id. */
+int agree_slurm_run(const struct ll_agree_options *o, struct ll_cluster *ret, struct ll_error *err);
+
+/* The port the Slurm fallback derives from a job and step id (20000-32767, below
+ * Linux's ephemeral range, so a kernel-chosen port never takes it first). */
+int agree_slurm_port(unsigned long job_id, unsigned long step_id);
+
+#endif

@@ -1,0 +1,198 @@
+/* llmlaunch explain: every planned value with its source and reason, the rank
+ * placement, the parallelism summary, then the lint of what the user brought.
+ * Text and JSON come from the same calls (output.h). */
+#include <errno.h>
+#include <string.h>
+
+#include "llmlaunch/output.h"
+#include "llmlaunch/agree.h"
+#include "llmlaunch/plan-cmd.h"
+
+extern char **environ;
+
+struct explain_options {
+	bool json;
+	struct ll_plan_cmd_options plan;
+	struct ll_agree_options agree; /* under srun/mpirun: --agree-timeout, --strict */
+};
+
+static const char usage_text[] =
+	"usage: llmlaunch explain [--json] [--set NAME=VALUE]... [--bind MODE] [--nproc-per-node N]\n"
+	"                         [--topology FILE | --fsroot DIR] [--profile P]...\n"
+	"\n"
+	"Show every variable and setting llmlaunch plans for this node: its value, where\n"
+	"it came from (default, probe, profile FILE:LINE, environment, cli) and why, the\n"
+	"CPUs and memory of each local rank, advice on the parallel layout, and warnings\n"
+	"about the environment you brought (NCCL_IB_HCA=mlx5_1 also selecting mlx5_10,\n"
+	"NCCL_IB_DISABLE=1 with InfiniBand up, debug switches left on, ...).\n"
+	"\n"
+	"Options:\n"
+	"  --json            one JSON object on stdout instead of text\n"
+	LL_PLAN_HELP
+	LL_COMMON_HELP
+	LL_AGREE_HELP
+	"  -h, --help        show this help\n"
+	"\n"
+	"Examples:\n"
+	"  llmlaunch explain\n"
+	"  NCCL_IB_HCA=mlx5_1 llmlaunch explain --topology node.xml\n"
+	"  llmlaunch explain --json | jq '.settings[] | select(.source == \"probe\")'\n";
+
+enum { OPT_JSON = 1 };
+
+/* Returns <0 usage error, 0 exit now (help), 1 continue. */
+static int parse_argv(int argc, char **argv, struct ll_ctx *ctx, struct explain_options *o)
+{
+	static const struct option longopts[] = {
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ "help", no_argument, NULL, 'h' },
+		LL_PLAN_LONG_OPTIONS,
+		LL_COMMON_LONG_OPTIONS,
+		LL_AGREE_LONG_OPTIONS,
+		{ 0 },
+	};
+	int c, r;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+		switch (c) {
+		case OPT_JSON:
+			o->json = true;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return 0;
+		default:
+			r = ll_plan_cmd_fallback("explain", c, optarg, argv, ctx, &o->plan, &o->agree);
+			if (r < 0)
+				return r;
+		}
+	}
+	return ll_cmd_options_done("explain", argc, argv, ctx);
+}
+
+static void print_setting(struct ll_out *o, const struct ll_setting *s)
+{
+	ll_out_open_object(o, NULL);
+	ll_out_string(o, "name", "  %s", s->name);
+	if (s->value)
+		ll_out_string(o, "value", s->exported ? "=%s" : " = %s", s->value);
+	else {
+		ll_out_string(o, "value", NULL, NULL);
+		ll_out_text(o, " (unset)");
+	}
+	ll_out_string(o, "source", "  [%s", ll_source_name(s->source));
+	ll_out_string(o, "origin", s->origin ? " %s" : NULL, s->origin);
+	ll_out_text(o, "]\n");
+	ll_out_string(o, "reason", "      %s\n", s->reason);
+	ll_out_bool(o, "exported", NULL, s->exported);
+	ll_out_close_object(o);
+}
+
+static void print_settings(struct ll_out *o, const struct ll_plan *p)
+{
+	ll_out_open_array(o, "settings");
+	for (int pass = 0; pass < 2; pass++) {
+		bool exported = pass == 0;
+
+		ll_out_text(o, exported ? "Variables for the workers:\n" : "Settings:\n");
+		for (size_t i = 0; i < p->n_settings; i++)
+			if (p->settings[i].exported == exported)
+				print_setting(o, &p->settings[i]);
+	}
+	ll_out_close_array(o);
+}
+
+static void print_ranks(struct ll_out *o, const struct ll_plan *p)
+{
+	ll_out_string(o, "bind", "\nRank placement (bind %s):\n", ll_bind_mode_name(p->bind));
+	ll_out_text(o, "  %-5s %-4s %-13s %-5s %-6s %s\n", "rank", "gpu", "bus id", "numa", "cores", "cpus");
+	ll_out_open_array(o, "ranks");
+	for (size_t i = 0; i < p->n_ranks; i++) {
+		const struct ll_rank_placement *r = &p->ranks[i];
+
+		ll_out_open_object(o, NULL);
+		ll_out_int(o, "local_rank", "  %-5s", r->local_rank, true);
+		/* Text shows '-' where JSON has null: "unknown" would misread as a fact. */
+		ll_out_int(o, "gpu", r->gpu >= 0 ? " %-4s" : NULL, r->gpu, r->gpu >= 0);
+		if (r->gpu < 0)
+			ll_out_text(o, " %-4s", "-");
+		ll_out_string(o, "gpu_busid", " %-13s", r->gpu_busid ? r->gpu_busid : (ll_out_is_json(o) ? NULL : "-"));
+		ll_out_int(o, "numa_node", r->numa_node >= 0 ? " %-5s" : NULL, r->numa_node, r->numa_node >= 0);
+		if (r->numa_node < 0)
+			ll_out_text(o, " %-5s", "-");
+		ll_out_int(o, "cores", " %-6s", r->n_cores, r->n_cores > 0);
+		ll_out_string(o, "cpuset", " %s\n", r->cpuset ? r->cpuset : (ll_out_is_json(o) ? NULL : "not bound"));
+		ll_out_close_object(o);
+	}
+	ll_out_close_array(o);
+}
+
+static void print_lint(struct ll_out *o, const struct ll_plan *p)
+{
+	ll_out_text(o, "\nLint:\n");
+	ll_out_open_array(o, "lint");
+	for (size_t i = 0; i < p->n_lints; i++) {
+		const struct ll_lint *l = &p->lints[i];
+
+		ll_out_open_object(o, NULL);
+		ll_out_string(o, "level", "  %s: ", ll_lint_level_name(l->level));
+		ll_out_string(o, "variable", l->variable ? "%s: " : NULL, l->variable);
+		ll_out_string(o, "message", "%s\n", l->message);
+		ll_out_close_object(o);
+	}
+	if (p->n_lints == 0)
+		ll_out_text(o, "  nothing to report\n");
+	ll_out_close_array(o);
+}
+
+int cmd_explain(int argc, char **argv, struct ll_ctx *ctx)
+{
+	struct explain_options o = { 0 };
+	_cleanup_(ll_plan_freep) struct ll_plan *plan = NULL;
+	struct ll_error err = { 0 };
+	struct ll_buf summary;
+	struct ll_out *out;
+	int r;
+
+	r = parse_argv(argc, argv, ctx, &o);
+	if (r <= 0) {
+		ll_plan_cmd_options_release(&o.plan);
+		return r < 0 ? LL_EXIT_USAGE : LL_EXIT_OK;
+	}
+	r = ll_ctx_plan(ctx, &o.plan, environ, &plan, NULL, &err);
+	if (r >= 0) {
+		/* Under a launcher the plan gets the cluster-wide values (stage 3); alone, nothing changes. */
+		struct ll_cluster cluster = { 0 };
+
+		o.agree.launcher_only = true;
+		r = ll_agree(plan, ctx->facts, &o.agree, &cluster, &err);
+		for (size_t i = 0; r >= 0 && i < cluster.n_notes; i++)
+			ll_warnf("%s", cluster.notes[i]);
+		ll_cluster_release(&cluster);
+	}
+	ll_plan_cmd_options_release(&o.plan);
+	if (r < 0) {
+		ll_report(&err);
+		ll_error_clear(&err);
+		return LL_EXIT_FAILURE;
+	}
+
+	out = ll_out_new(stdout, o.json);
+	ll_out_open_object(out, NULL);
+	ll_out_string(out, "facts", "Facts: %s\n\n", ctx->facts && ctx->facts->source ? ctx->facts->source : NULL);
+	print_settings(out, plan);
+	print_ranks(out, plan);
+	ll_buf_init(&summary);
+	ll_plan_summary(plan, &summary);
+	ll_out_string(out, "summary", "\nParallelism:\n  %s\n", summary.s);
+	ll_buf_release(&summary);
+	print_lint(out, plan);
+	ll_out_close_object(out);
+	if (ll_out_finish(out) < 0) {
+		ll_errorf("explain: cannot write to standard output");
+		return LL_EXIT_FAILURE;
+	}
+	return LL_EXIT_OK;
+}

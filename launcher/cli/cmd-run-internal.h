@@ -1,0 +1,60 @@
+/* Internal to `llmlaunch run`, which is split by stage: what the command line asks
+ * for (cmd-run-options.c), the checks made before anything is planned or started
+ * (cmd-run-preflight.c), and planning, agreeing, launching and supervising (cmd-run.c). */
+#ifndef LLMLAUNCH_CMD_RUN_INTERNAL_H
+#define LLMLAUNCH_CMD_RUN_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "llmlaunch/cli.h"
+#include "llmlaunch/launch.h"
+#include "llmlaunch/nccl-watch.h"
+#include "llmlaunch/plan-cmd.h"
+
+#define DEFAULT_GRACE_S 15.0
+
+struct run_options {
+	const char *python;
+	const char *module;
+	bool dry_run, exec, json;
+	double grace_s;
+	enum ll_fallback_policy on_fallback;
+	struct ll_plan_cmd_options plan; /* --set, --bind, and --nproc-per-node when a number */
+	struct ll_torchrun_arg *user;
+	size_t n_user;
+	const char *script;
+	char **script_args;
+	size_t n_script_args;
+	struct ll_agree_options agree;  /* --agree-timeout, --strict */
+};
+
+/* ---- cmd-run-options.c ---------------------------------------------------------- */
+
+/* Parse the command line into *o, whose grace_s holds the default. Returns 1 to
+ * continue, 0 to exit successfully (--help), -EINVAL for usage errors (already
+ * reported). */
+int run_parse_argv(int argc, char **argv, struct ll_ctx *ctx, struct run_options *o);
+void run_options_release(struct run_options *o);
+/* The last torchrun option `name` (underscore spelling) the user gave, or NULL. */
+const struct ll_torchrun_arg *run_user_arg(const struct run_options *o, const char *name);
+
+/* ---- cmd-run-preflight.c -------------------------------------------------------- */
+
+/* The script exists (a module, or a --no-python program found on PATH, is taken on
+ * trust); a missing one that looks like a mistyped command gets a hint. */
+int run_check_script(const struct run_options *o, struct ll_error *err);
+/* Find an interpreter as execvp would; *ret malloc'ed. */
+int run_find_program(const char *name, char **ret, struct ll_error *err);
+/* Start checking that `python` can import torch; the interpreter's start-up (~20 ms)
+ * then overlaps the probe. *ret_pid is 0 when the check could not start (the
+ * synchronous check reports why). */
+void run_torch_check_start(const char *python, pid_t *ret_pid);
+/* Kill and reap a check started above, if any; *pid becomes 0. */
+void run_torch_check_cancel(pid_t *pid);
+/* torch is importable by `python`. `started` is the pid of a check of this same
+ * interpreter started earlier, or 0. */
+int run_check_torch(const char *python, pid_t started, struct ll_error *err);
+
+#endif

@@ -1,0 +1,373 @@
+/* `llmlaunch run`'s command line: its own options, the common ones, and every torchrun
+ * option in both spellings, into struct run_options (cmd-run-internal.h). */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd-run-internal.h"
+#include "llmlaunch/agree.h"
+#include "llmlaunch/profile.h"
+
+enum {
+	OPT_PYTHON = 0x100,
+	OPT_DRY_RUN,
+	OPT_EXEC,
+	OPT_JSON,
+	OPT_GRACE,
+	OPT_MODULE,
+	OPT_ON_FALLBACK,
+	OPT_TORCHRUN = 0x2000, /* + index into ll_torchrun_options */
+};
+
+void run_options_release(struct run_options *o)
+{
+	ll_plan_cmd_options_release(&o->plan);
+	free(o->user);
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: llmlaunch [OPTIONS] SCRIPT [ARGS...]\n"
+		"       llmlaunch run [OPTIONS] SCRIPT [ARGS...]\n"
+		"       llmlaunch [OPTIONS] -m MODULE [ARGS...]\n"
+		"\n"
+		"Run SCRIPT on this node's GPUs through torch.distributed.run (torchrun) with the\n"
+		"NCCL variables, rank placement and torchrun arguments that 'llmlaunch explain'\n"
+		"shows. Options end at SCRIPT: everything after it goes to the script.\n"
+		"\n"
+		"  --python PATH          interpreter for torchrun and the workers\n"
+		"                         (default: $LLMLAUNCH_PYTHON, else a profile's, else python3)\n"
+		"  -m, --module MODULE    run a module as 'python -m MODULE' does\n"
+		"  --nproc-per-node N     workers on this node (default: one per planned GPU, else 1)\n"
+		"  --bind numa|core|none  bind each worker to its GPU's NUMA node (default), to its\n"
+		"                         own cores, or not at all\n"
+		"  --set NAME=VALUE       set a variable or setting, over everything else; repeatable\n"
+		"  --dry-run              print the environment added and the exact command; run nothing\n"
+		"  --json                 with --dry-run: print them as one JSON object\n"
+		"  --exec                 replace llmlaunch with torchrun instead of supervising it\n"
+		"  --grace SECONDS        after forwarding a stop signal, SIGKILL the job this much\n"
+		"                         later (default 15)\n"
+		"  --on-fallback warn|stop  when NCCL's logs show it fell back to sockets where the\n"
+		"                         plan expected InfiniBand or RoCE: warn (default) or stop\n"
+		LL_COMMON_HELP
+		LL_AGREE_HELP
+		"  -h, --help        show this help\n"
+		"\n"
+		"torchrun's own options pass through, spelled with dashes or underscores, and win\n"
+		"over the plan: --nnodes --node-rank --master-addr --master-port --rdzv-backend\n"
+		"--rdzv-endpoint --rdzv-id --rdzv-conf --standalone --max-restarts --monitor-interval\n"
+		"--start-method --role --no-python --run-path --log-dir -r/--redirects -t/--tee\n"
+		"\n"
+		"Each worker sees every planned GPU in PCI bus order (CUDA_DEVICE_ORDER=PCI_BUS_ID)\n"
+		"and uses the one at index LOCAL_RANK. SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and\n"
+		"SIGUSR2 are forwarded to torchrun and its workers. Unless NCCL_DEBUG or\n"
+		"NCCL_DEBUG_FILE is set, NCCL logs at INFO into the job's directory and llmlaunch\n"
+		"reports the transport each node really uses. Exit status: the job's (128+N\n"
+		"when it ended by signal N), 1 when llmlaunch could not start it, 2 for usage errors.\n"
+		"\n"
+		"Examples:\n"
+		"  llmlaunch examples/train.py --steps 5\n"
+		"  llmlaunch --python /usr/bin/python3 --nproc-per-node 2 --dry-run examples/train.py\n"
+		"  llmlaunch --set NCCL_DEBUG=INFO -m mypkg.train --lr 3e-4\n");
+}
+
+/* getopt_long's table: our options, the common ones, and every torchrun option in
+ * both spellings (so an abbreviation of either still maps to one option). */
+static struct option *build_longopts(void)
+{
+	static const struct option own[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ "python", required_argument, NULL, OPT_PYTHON },
+		{ "module", required_argument, NULL, OPT_MODULE },
+		{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
+		{ "dry_run", no_argument, NULL, OPT_DRY_RUN },
+		{ "exec", no_argument, NULL, OPT_EXEC },
+		{ "bind", required_argument, NULL, LL_OPT_BIND },
+		{ "set", required_argument, NULL, LL_OPT_SET },
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ "grace", required_argument, NULL, OPT_GRACE },
+		{ "on-fallback", required_argument, NULL, OPT_ON_FALLBACK },
+		LL_COMMON_LONG_OPTIONS,
+		LL_AGREE_LONG_OPTIONS,
+	};
+	struct option *v = NULL;
+	size_t n = 0;
+
+	for (size_t i = 0; i < LL_ARRAY_SIZE(own); i++)
+		*(struct option *)ll_array_push(&v, &n, sizeof(*v)) = own[i];
+	for (size_t i = 0; ll_torchrun_options[i].name; i++) {
+		const struct ll_torchrun_option *t = &ll_torchrun_options[i];
+		struct option *u = ll_array_push(&v, &n, sizeof(*v));
+
+		*u = (struct option){ t->name, t->has_arg ? required_argument : no_argument, NULL,
+				      OPT_TORCHRUN + (int)i };
+		/* The dashed twin points at a static string table below. */
+	}
+	ll_array_push(&v, &n, sizeof(*v)); /* terminator */
+	return v;
+}
+
+/* Dashed spellings, built once per parse and freed with the table. */
+static char **dashed_names(struct option *v)
+{
+	char **names = NULL;
+	size_t n = 0;
+
+	for (struct option *o = v; o->name; o++) {
+		char *d;
+
+		if (o->val < OPT_TORCHRUN || !strchr(o->name, '_'))
+			continue;
+		d = ll_strdup(o->name);
+		for (char *c = d; *c; c++)
+			if (*c == '_')
+				*c = '-';
+		*(char **)ll_array_push(&names, &n, sizeof(char *)) = d;
+	}
+	ll_array_push(&names, &n, sizeof(char *));
+	return names;
+}
+
+static void add_user(struct run_options *o, const struct ll_torchrun_option *t, const char *value)
+{
+	struct ll_torchrun_arg *a = ll_array_push(&o->user, &o->n_user, sizeof(*a));
+
+	a->name = t->name;
+	a->value = t->has_arg ? value : NULL;
+}
+
+static int parse_count(const char *s, long min, long max, long *ret)
+{
+	char *end;
+	long v;
+
+	if (!s || !*s)
+		return -EINVAL;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || *end || v < min || v > max)
+		return -EINVAL;
+	*ret = v;
+	return 0;
+}
+
+static int usage_error(const char *fmt, ...) LL_PRINTF(1, 2);
+static int usage_error(const char *fmt, ...)
+{
+	va_list ap;
+	char *m;
+
+	va_start(ap, fmt);
+	m = ll_vasprintf(fmt, ap);
+	va_end(ap);
+	ll_errorf("%s", m);
+	free(m);
+	return -EINVAL;
+}
+
+/* The agreement keeps what the user said of the rendezvous with torchrun's own
+ * flags (llmlaunch/agree.h, struct ll_agree_options). */
+static int rendezvous_options(struct run_options *o)
+{
+	const struct ll_torchrun_arg *nnodes = run_user_arg(o, "nnodes"), *rank = run_user_arg(o, "node_rank");
+	const struct ll_torchrun_arg *addr = run_user_arg(o, "master_addr"), *port = run_user_arg(o, "master_port");
+	bool own = run_user_arg(o, "rdzv_endpoint") || run_user_arg(o, "standalone");
+	struct ll_agree_options *a = &o->agree;
+	long v;
+
+	a->rendezvous_by_hand = nnodes || addr || own;
+	a->own_endpoint = own;
+	a->master_addr = addr ? addr->value : NULL;
+	if (nnodes) {
+		a->nnodes_text = nnodes->value;
+		/* "N" and "N:N" are a fixed count; "MIN:MAX" is elastic. */
+		if (parse_count(nnodes->value, 1, 1 << 20, &v) == 0) {
+			a->nnodes = (int)v;
+		} else {
+			const char *colon = strchr(nnodes->value, ':');
+			_cleanup_free_ char *min = colon ? ll_strndup(nnodes->value, (size_t)(colon - nnodes->value)) : NULL;
+			long lo, hi;
+
+			if (colon && parse_count(min, 1, 1 << 20, &lo) == 0 && parse_count(colon + 1, 1, 1 << 20, &hi) == 0 &&
+			    lo <= hi)
+				a->nnodes = lo == hi ? (int)lo : -1;
+			else
+				return usage_error("--nnodes '%s': expected N or MIN:MAX", nnodes->value);
+		}
+	}
+	if (rank) {
+		if (parse_count(rank->value, 0, 1 << 20, &v) < 0)
+			return usage_error("--node_rank '%s': expected a number from 0", rank->value);
+		a->node_rank = (int)v;
+	}
+	if (port) {
+		if (parse_count(port->value, 1, 65535, &v) < 0)
+			return usage_error("--master_port '%s': expected a port from 1 to 65535", port->value);
+		a->master_port = (int)v;
+	}
+	return 1;
+}
+
+int run_parse_argv(int argc, char **argv, struct ll_ctx *ctx, struct run_options *o)
+{
+	_cleanup_free_ struct option *base = build_longopts();
+	struct option *longopts = NULL;
+	size_t n_long = 0;
+	char **dashed;
+	int c, r = 1;
+
+	/* Merge the dashed twins into one table. */
+	for (struct option *p = base; p->name; p++)
+		*(struct option *)ll_array_push(&longopts, &n_long, sizeof(*p)) = *p;
+	dashed = dashed_names(base);
+	for (char **d = dashed; *d; d++) {
+		const struct ll_torchrun_option *t = ll_torchrun_option_find(*d);
+		struct option *u = ll_array_push(&longopts, &n_long, sizeof(*u));
+
+		*u = (struct option){ *d, t->has_arg ? required_argument : no_argument, NULL,
+				      OPT_TORCHRUN + (int)(t - ll_torchrun_options) };
+	}
+	ll_array_push(&longopts, &n_long, sizeof(*longopts));
+
+	opterr = 0;
+	optind = 0;
+	/* '+': options end at SCRIPT; ':': report a missing argument ourselves. */
+	while (r > 0 && (c = getopt_long(argc, argv, "+:hm:r:t:", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'h':
+			usage(stdout);
+			r = 0;
+			break;
+		case OPT_PYTHON:
+			o->python = optarg;
+			break;
+		case 'm':
+		case OPT_MODULE:
+			o->module = optarg;
+			break;
+		case OPT_DRY_RUN:
+			o->dry_run = true;
+			break;
+		case OPT_EXEC:
+			o->exec = true;
+			break;
+		case OPT_JSON:
+			o->json = true;
+			break;
+		case OPT_GRACE: {
+			char *end;
+			double v = strtod(optarg, &end);
+
+			if (*end || !(v > 0 && v <= 86400)) {
+				ll_errorf("--grace '%s': expected seconds, more than 0", optarg);
+				r = -EINVAL;
+			}
+			o->grace_s = v;
+			break;
+		}
+		case OPT_ON_FALLBACK:
+			if (ll_fallback_policy_parse(optarg, &o->on_fallback) < 0) {
+				ll_errorf("--on-fallback '%s': expected warn or stop", optarg);
+				r = -EINVAL;
+			}
+			break;
+		case 'r':
+			add_user(o, ll_torchrun_option_find("redirects"), optarg);
+			break;
+		case 't':
+			add_user(o, ll_torchrun_option_find("tee"), optarg);
+			break;
+		case ':':
+			ll_errorf("option '%s' needs a value", argv[optind - 1]);
+			r = -EINVAL;
+			break;
+		case '?':
+			if (optopt)
+				ll_errorf("unknown option '-%c'", optopt);
+			else
+				ll_errorf("unknown option '%s'", argv[optind - 1]);
+			r = -EINVAL;
+			break;
+		case LL_OPT_SET:
+		case LL_OPT_BIND: {
+			struct ll_error err = { 0 };
+
+			if (ll_plan_cmd_option(&o->plan, c, optarg, &err) < 0) {
+				ll_report(&err);
+				ll_error_clear(&err);
+				r = -EINVAL;
+			}
+			break;
+		}
+		case LL_OPT_AGREE_TIMEOUT:
+		case LL_OPT_STRICT: {
+			struct ll_error err = { 0 };
+
+			if (ll_agree_cmd_option(&o->agree, c, optarg, &err) < 0) {
+				ll_report(&err);
+				ll_error_clear(&err);
+				r = -EINVAL;
+			}
+			break;
+		}
+		default:
+			if (ll_ctx_common_option(ctx, c, optarg))
+				break;
+			if (c >= OPT_TORCHRUN) {
+				const struct ll_torchrun_option *t = &ll_torchrun_options[c - OPT_TORCHRUN];
+
+				add_user(o, t, optarg);
+				if (strcmp(t->name, "nproc_per_node") == 0) {
+					char *end;
+					long v = strtol(optarg, &end, 10);
+					/* "auto", "gpu", "cpu": torchrun counts, the plan decides placement */
+					o->plan.nproc_per_node = (*end == 0 && v > 0 && v <= 4096) ? (int)v : 0;
+				}
+				break;
+			}
+			r = -EINVAL;
+			break;
+		}
+	}
+	if (r > 0) {
+		if (o->module) {
+			o->script_args = argv + optind;
+			o->n_script_args = argc - optind;
+		} else if (optind < argc) {
+			o->script = argv[optind];
+			o->script_args = argv + optind + 1;
+			o->n_script_args = argc - optind - 1;
+		} else {
+			ll_errorf("no script to run");
+			fprintf(stderr, "hint: llmlaunch [OPTIONS] SCRIPT [ARGS...]; see 'llmlaunch run --help'\n");
+			r = -EINVAL;
+		}
+	}
+	if (r > 0)
+		r = rendezvous_options(o);
+	if (r > 0 && o->json && !o->dry_run) {
+		ll_errorf("--json goes with --dry-run");
+		r = -EINVAL;
+	}
+	if (r > 0 && o->exec && o->dry_run) {
+		ll_errorf("--exec and --dry-run exclude each other");
+		r = -EINVAL;
+	}
+	ll_strv_free_null(dashed);
+	free(longopts);
+	return r;
+}
+
+const struct ll_torchrun_arg *run_user_arg(const struct run_options *o, const char *name)
+{
+	const struct ll_torchrun_arg *found = NULL;
+
+	for (size_t i = 0; i < o->n_user; i++)
+		if (strcmp(o->user[i].name, name) == 0)
+			found = &o->user[i];
+	return found;
+}

@@ -1,0 +1,126 @@
+/* What `llmlaunch run` checks before it plans or starts anything: the script, the
+ * interpreter, and that torch imports (a typo should not cost a probe). */
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cmd-run-internal.h"
+#include "llmlaunch/child.h"
+#include "llmlaunch/profile.h"
+
+#define TORCH_CHECK_TIMEOUT_S 60.0
+
+int run_check_script(const struct run_options *o, struct ll_error *err)
+{
+	const struct ll_torchrun_arg *no_python = run_user_arg(o, "no_python");
+	struct stat st;
+
+	if (o->module || (no_python && !strchr(o->script, '/')))
+		return 0; /* a module, or a program found on PATH by the worker */
+	if (stat(o->script, &st) == 0) {
+		if (S_ISDIR(st.st_mode))
+			return ll_error_set(err, -EISDIR, "cannot run script '%s': is a directory", o->script);
+		return 0;
+	}
+	ll_error_set(err, -errno, "cannot find script '%s': %s", o->script, strerror(errno));
+	if (!strchr(o->script, '/') && !strchr(o->script, '.')) {
+		const char *best = NULL;
+		size_t best_d = 3;
+
+		for (size_t i = 0; i < ll_n_commands; i++) {
+			size_t d;
+
+			if (!ll_commands[i].summary)
+				continue;
+			d = ll_edit_distance(o->script, ll_commands[i].name);
+			if (d < best_d)
+				best = ll_commands[i].name, best_d = d;
+		}
+		if (best)
+			ll_error_hint(err, "did you mean 'llmlaunch %s'?", best);
+	}
+	return -ENOENT;
+}
+
+int run_find_program(const char *name, char **ret, struct ll_error *err)
+{
+	const char *path;
+
+	if (strchr(name, '/')) {
+		if (access(name, X_OK) < 0)
+			return ll_error_set(err, -errno, "cannot run interpreter '%s': %s", name, strerror(errno));
+		*ret = ll_strdup(name);
+		return 0;
+	}
+	path = getenv("PATH");
+	if (!path || !*path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	for (const char *p = path;;) {
+		const char *colon = strchr(p, ':');
+		size_t n = colon ? (size_t)(colon - p) : strlen(p);
+		char *cand = ll_asprintf("%.*s%s%s", (int)n, p, n ? "/" : "", name);
+		struct stat st;
+
+		if (stat(cand, &st) == 0 && S_ISREG(st.st_mode) && access(cand, X_OK) == 0) {
+			*ret = cand;
+			return 0;
+		}
+		free(cand);
+		if (!colon)
+			break;
+		p = colon + 1;
+	}
+	return ll_error_set(err, -ENOENT, "cannot find interpreter '%s' in PATH", name);
+}
+
+#define TORCH_CHECK_CODE "import importlib.util,sys; sys.exit(importlib.util.find_spec('torch') is None)"
+
+void run_torch_check_start(const char *python, pid_t *ret_pid)
+{
+	char *argv[] = { (char *)python, "-c", TORCH_CHECK_CODE, NULL };
+
+	pid_t pid = ll_spawn(argv, &(struct ll_spawn_options){ .stdio = LL_STDIO_QUIET }, NULL);
+
+	*ret_pid = pid > 0 ? pid : 0;
+}
+
+void run_torch_check_cancel(pid_t *pid)
+{
+	ll_child_kill(*pid);
+	*pid = 0;
+}
+
+static int torch_importable(const char *python, int *ret_status, struct ll_error *err)
+{
+	char *argv[] = { (char *)python, "-c", TORCH_CHECK_CODE, NULL };
+
+	return ll_run_quiet(argv, TORCH_CHECK_TIMEOUT_S, ret_status, err);
+}
+
+int run_check_torch(const char *python, pid_t started, struct ll_error *err)
+{
+	int st = 0, r;
+
+	if (started > 0)
+		r = ll_child_wait(started, python, TORCH_CHECK_TIMEOUT_S, &st, err);
+	else
+		r = torch_importable(python, &st, err);
+	if (r < 0)
+		return r;
+	if (st == 0)
+		return 0;
+	if (st != 1)
+		return ll_error_set(err, -ENOEXEC, "interpreter '%s' failed to start (exit status %d)", python, st);
+	ll_error_set(err, -ENOENT, "torch is not importable by '%s'", python);
+	/* Debian's python3-torch lives under /usr/bin/python3 while PATH may lead to a
+	 * pyenv or venv interpreter without it. */
+	if (strcmp(python, "/usr/bin/python3") != 0 && access("/usr/bin/python3", X_OK) == 0 &&
+	    torch_importable("/usr/bin/python3", &st, NULL) == 0 && st == 0)
+		ll_error_hint(err, "/usr/bin/python3 has torch: use --python /usr/bin/python3 or LLMLAUNCH_PYTHON");
+	else
+		ll_error_hint(err, "install PyTorch for that interpreter, or choose another with --python");
+	return -ENOENT;
+}

@@ -1,0 +1,372 @@
+/* `llmlaunch [OPTIONS] SCRIPT [ARGS...]` and `llmlaunch run ...`: a drop-in for
+ * torchrun. Parse, check what can be checked before anything runs (script,
+ * interpreter, torch), plan, agree, build the command, then print it (--dry-run),
+ * become it (--exec) or supervise it (default). */
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cmd-run-internal.h"
+#include "llmlaunch/cli.h"
+#include "llmlaunch/launch.h"
+#include "llmlaunch/nccl-watch.h"
+#include "llmlaunch/output.h"
+#include "llmlaunch/plan.h"
+#include "llmlaunch/plan-cmd.h"
+#include "llmlaunch/profile.h"
+#include "llmlaunch/quote.h"
+
+extern char **environ;
+
+#define DEFAULT_PYTHON "python3"
+
+/* ---- output ---- */
+
+/* The dry run prints a sh script that does what the launch would do. */
+static int print_dry_run(const struct ll_launch *l, bool json)
+{
+	struct ll_out *out = ll_out_new(stdout, json);
+
+	if (json) {
+		ll_out_open_object(out, NULL);
+		ll_out_open_array(out, "argv");
+		for (size_t i = 0; i < l->argc; i++)
+			ll_out_string(out, NULL, NULL, l->argv[i]);
+		ll_out_close_array(out);
+		ll_out_open_object(out, "env");
+		for (size_t i = 0; i < l->n_env_added; i++) {
+			char *name = ll_strndup(l->env_added[i], strcspn(l->env_added[i], "="));
+			ll_out_string(out, name, NULL, strchr(l->env_added[i], '=') + 1);
+			free(name);
+		}
+		ll_out_close_object(out);
+		ll_out_int(out, "nproc_per_node", NULL, l->nproc_per_node, l->nproc_per_node > 0);
+		ll_out_string(out, "placement", NULL, l->placement);
+		ll_out_close_object(out);
+	} else {
+		struct ll_buf b;
+
+		ll_buf_init(&b);
+		for (size_t i = 0; i < l->n_env_added; i++) {
+			const char *eq = strchr(l->env_added[i], '=');
+			ll_buf_addf(&b, "export %.*s=", (int)(eq - l->env_added[i]), l->env_added[i]);
+			ll_sh_quote(eq + 1, true, &b);
+			ll_buf_addc(&b, '\n');
+		}
+		for (size_t i = 0; i < l->argc; i++) {
+			if (i)
+				ll_buf_addc(&b, ' ');
+			ll_sh_quote(l->argv[i], true, &b);
+		}
+		ll_buf_addc(&b, '\n');
+		fputs(b.s, stdout);
+		ll_buf_release(&b);
+	}
+	return ll_out_finish(out);
+}
+
+static void print_warnings(const struct ll_plan *plan, const struct ll_launch *l)
+{
+	for (size_t i = 0; i < plan->n_lints; i++) {
+		const struct ll_lint *lt = &plan->lints[i];
+
+		if (lt->level == LL_LINT_INFO)
+			continue;
+		if (lt->variable)
+			ll_warnf("%s: %s", lt->variable, lt->message);
+		else
+			ll_warnf("%s", lt->message);
+	}
+	for (size_t i = 0; i < l->n_notes; i++)
+		ll_warnf("%s", l->notes[i]);
+}
+
+static void notify_stderr(void *data, const char *message)
+{
+	(void)data;
+	ll_errorf("%s", message);
+}
+
+/* torchrun writes below --log_dir; a per-job directory keeps two jobs apart and
+ * leaves no /tmp/torchelastic_* behind. The dry run names it without creating it. */
+static char *job_dir(bool create, struct ll_error *err)
+{
+	const char *tmp = getenv("TMPDIR");
+	char *d;
+
+	if (!tmp || !*tmp)
+		tmp = "/tmp";
+	d = ll_asprintf("%s/llmlaunch-%d", tmp, (int)getpid());
+	if (!create)
+		return d;
+	if (mkdir(d, 0700) == 0)
+		return d;
+	free(d);
+	d = ll_asprintf("%s/llmlaunch-%d-XXXXXX", tmp, (int)getpid());
+	if (mkdtemp(d))
+		return d;
+	ll_error_set(err, -errno, "cannot create the job directory '%s': %s", d, strerror(errno));
+	free(d);
+	return NULL;
+}
+
+/* Remove the job directory when torchrun left only empty directories in it (it
+ * makes one per attempt and rank even when nothing is redirected). Anything else,
+ * a log file above all, keeps the directory. */
+static bool rmdir_empty_tree(const char *path, int depth)
+{
+	DIR *d;
+	struct dirent *e;
+	bool empty = true;
+
+	if (depth > 8 || !(d = opendir(path)))
+		return false;
+	while ((e = readdir(d))) {
+		char *sub;
+
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		if (e->d_type != DT_DIR) {
+			empty = false;
+			continue;
+		}
+		sub = ll_asprintf("%s/%s", path, e->d_name);
+		if (!rmdir_empty_tree(sub, depth + 1))
+			empty = false;
+		free(sub);
+	}
+	closedir(d);
+	return empty && rmdir(path) == 0;
+}
+
+static char *self_exe(struct ll_error *err)
+{
+	char buf[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+
+	if (n < 0) {
+		ll_error_set(err, -errno, "cannot find llmlaunch's own path in '/proc/self/exe': %s", strerror(errno));
+		return NULL;
+	}
+	buf[n] = 0;
+	return ll_strdup(buf);
+}
+
+/* ---- the NCCL log watcher ---- */
+
+static int watch_nccl(void *data)
+{
+	struct ll_ncclwatch *w = data;
+
+	if (ll_ncclwatch_poll(w, stderr) != 1)
+		return 0;
+	ll_errorf("%s", ll_ncclwatch_stop_reason(w));
+	return 1;
+}
+
+/* Keep NCCL's logs only when the job failed: that is when someone reads them. */
+static void nccl_logs_done(const char *dir, bool keep)
+{
+	DIR *d;
+	struct dirent *e;
+
+	if (keep) {
+		ll_errorf("NCCL logs kept in '%s' (read them with 'llmlaunch logs %s')", dir, dir);
+		return;
+	}
+	if (!(d = opendir(dir)))
+		return;
+	while ((e = readdir(d))) {
+		if (ll_startswith(e->d_name, LL_NCCLWATCH_FILE_PREFIX)) {
+			char *p = ll_asprintf("%s/%s", dir, e->d_name);
+			unlink(p);
+			free(p);
+		}
+	}
+	closedir(d);
+}
+
+/* --python, else $LLMLAUNCH_PYTHON, else a profile's "python", else python3. */
+static const char *choose_python(const struct run_options *o, const struct ll_plan *plan)
+{
+	const char *env = getenv("LLMLAUNCH_PYTHON");
+	const char *planned = ll_plan_value(plan, "python");
+
+	if (o->python)
+		return o->python;
+	if (env && *env)
+		return env;
+	if (planned && *planned)
+		return planned;
+	return DEFAULT_PYTHON;
+}
+
+int cmd_run(int argc, char **argv, struct ll_ctx *ctx)
+{
+	struct run_options o = { .grace_s = DEFAULT_GRACE_S };
+	_cleanup_(ll_plan_freep) struct ll_plan *plan = NULL;
+	_cleanup_(ll_launch_freep) struct ll_launch *launch = NULL;
+	_cleanup_free_ char *early_python = NULL;
+	pid_t early_check = 0;
+	_cleanup_free_ char *python = NULL, *self = NULL, *logdir = NULL, *statusdir = NULL, *nccldir = NULL;
+	_cleanup_(ll_ncclwatch_freep) struct ll_ncclwatch *watch = NULL;
+	struct ll_cluster cluster = { 0 };
+	struct ll_error err = { 0 };
+	struct ll_launch_request req;
+	int r, status = LL_EXIT_FAILURE;
+
+	r = run_parse_argv(argc, argv, ctx, &o);
+	if (r <= 0) {
+		run_options_release(&o);
+		if (r == 0)
+			return fflush(stdout) == 0 ? LL_EXIT_OK : LL_EXIT_FAILURE;
+		return LL_EXIT_USAGE;
+	}
+
+	/* Cheap checks first: a typo should not cost a probe. */
+	r = run_check_script(&o, &err);
+	if (r < 0) {
+		status = LL_EXIT_USAGE;
+		goto fail;
+	}
+	/* Only a real launch pays for starting the interpreter (~20 ms), and it starts
+	 * now so that it overlaps the probe; a profile's choice of interpreter (known
+	 * after planning) makes it start again. */
+	if (!o.dry_run && run_find_program(choose_python(&o, NULL), &early_python, NULL) == 0)
+		run_torch_check_start(early_python, &early_check);
+	r = ll_ctx_plan(ctx, &o.plan, environ, &plan, NULL, &err);
+	if (r < 0)
+		goto fail;
+	r = run_find_program(choose_python(&o, plan), &python, &err);
+	if (r < 0) {
+		ll_error_hint(&err, "choose the interpreter with --python PATH or LLMLAUNCH_PYTHON");
+		goto fail;
+	}
+	r = ll_agree(plan, ctx->facts, &o.agree, &cluster, &err);
+	if (r >= 0)
+		for (size_t i = 0; i < cluster.n_notes; i++)
+			ll_warnf("%s", cluster.notes[i]);
+	if (r < 0)
+		goto fail;
+
+	self = self_exe(&err);
+	if (!self)
+		goto fail;
+	logdir = job_dir(!o.dry_run, &err);
+	if (!logdir)
+		goto fail;
+	/* With --exec nobody is left to read the workers' exit records. */
+	if (!o.exec) {
+		statusdir = ll_asprintf("%s/status", logdir);
+		if (!o.dry_run && mkdir(statusdir, 0700) < 0) {
+			ll_error_set(&err, -errno, "cannot create '%s': %s", statusdir, strerror(errno));
+			goto fail_dir;
+		}
+	}
+	req = (struct ll_launch_request){
+		.self_exe = self,
+		.python = python,
+		.module = o.module,
+		.script = o.script,
+		.script_args = o.script_args,
+		.n_script_args = o.n_script_args,
+		.user = o.user,
+		.n_user = o.n_user,
+		.log_dir = logdir,
+		.status_dir = statusdir,
+		.environ = environ,
+	};
+	r = ll_launch_build(plan, &cluster, &req, &launch, &err);
+	if (r < 0)
+		goto fail_dir;
+	if (!o.exec) {
+		char *add[2];
+
+		/* The user's own NCCL_DEBUG/NCCL_DEBUG_FILE (inherited or --set) win;
+		 * then there is nothing of ours to watch. */
+		nccldir = ll_asprintf("%s/nccl", logdir);
+		if (ll_ncclwatch_env(nccldir, launch->envp, add)) {
+			for (int i = 0; i < 2; i++) {
+				char *eq = strchr(add[i], '=');
+				*eq = 0;
+				ll_launch_setenv(launch, add[i], eq + 1);
+				free(add[i]);
+			}
+		} else {
+			free(LL_TAKE(nccldir));
+		}
+	}
+	print_warnings(plan, launch);
+
+	if (o.dry_run) {
+		status = print_dry_run(launch, o.json) < 0 ? LL_EXIT_FAILURE : LL_EXIT_OK;
+		goto out;
+	}
+
+	if (early_check > 0 && strcmp(early_python, python) != 0)
+		run_torch_check_cancel(&early_check);
+	r = run_check_torch(python, early_check, &err);
+	early_check = 0; /* reaped */
+	if (r < 0)
+		goto fail_dir;
+
+	fflush(stdout);
+	fflush(stderr);
+	if (o.exec) {
+		execve(launch->argv[0], launch->argv, launch->envp);
+		ll_error_set(&err, -errno, "cannot run '%s': %s", launch->argv[0], strerror(errno));
+		goto fail_dir;
+	}
+	if (nccldir) {
+		enum ll_net_expect expect = ll_ncclwatch_expect_from_plan(ll_plan_value(plan, "LLMLAUNCH_NET"),
+									  ll_plan_value(plan, "NCCL_NET"),
+									  ll_plan_value(plan, "NCCL_IB_DISABLE"));
+
+		r = ll_ncclwatch_new(nccldir, expect, o.on_fallback, &watch, &err);
+		if (r < 0)
+			goto fail_dir;
+	}
+	{
+		struct ll_supervise_options so = {
+			.grace_s = o.grace_s,
+			.notify = notify_stderr,
+			.watch = watch ? watch_nccl : NULL,
+			.watch_data = watch,
+			.watch_fd = watch ? ll_ncclwatch_fd(watch) : -1,
+			.watch_interval_ms = LL_NCCLWATCH_INTERVAL_MS,
+		};
+		int worker_status, rank;
+
+		r = ll_supervise(launch->argv, launch->envp, &so, &status, &err);
+		if (r < 0)
+			goto fail_dir;
+		/* torchrun exits 1 whatever a worker's status was: report the first
+		 * failing worker's own. Statuses above 128 are signals and stay. */
+		if (ll_worker_status_collect(statusdir, &worker_status, &rank) == 1 && status == 1)
+			status = worker_status;
+	}
+	if (watch) {
+		ll_ncclwatch_finish(watch, stderr);
+		nccl_logs_done(nccldir, status != 0 && ll_ncclwatch_verdict(watch)->files > 0);
+	}
+	rmdir_empty_tree(logdir, 0);
+	goto out;
+
+fail_dir:
+	if (logdir && !o.dry_run) {
+		if (statusdir)
+			ll_worker_status_collect(statusdir, &(int){ 0 }, &(int){ 0 });
+		rmdir_empty_tree(logdir, 0);
+	}
+fail:
+	ll_report(&err);
+	ll_error_clear(&err);
+out:
+	run_torch_check_cancel(&early_check);
+	ll_cluster_release(&cluster);
+	run_options_release(&o);
+	return status;
+}

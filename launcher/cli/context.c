@@ -1,0 +1,127 @@
+#include <errno.h>
+#include <stdarg.h>
+#include <string.h>
+
+#include "llmlaunch/cli.h"
+#include "llmlaunch/probe.h"
+
+bool ll_ctx_common_option(struct ll_ctx *ctx, int opt, const char *arg)
+{
+	switch (opt) {
+	case LL_OPT_TOPOLOGY:
+		ctx->probe.topology_file = arg;
+		return true;
+	case LL_OPT_FSROOT:
+		ctx->probe.fsroot = arg;
+		return true;
+	case LL_OPT_PROFILE:
+		*(const char **)ll_array_push(&ctx->profiles, &ctx->n_profiles, sizeof(char *)) = arg;
+		return true;
+	case LL_OPT_CACERT:
+		ctx->cacert = arg;
+		return true;
+	case LL_OPT_ALLOW_HTTP:
+		ctx->allow_http = true;
+		return true;
+	case LL_OPT_ALLOW_LOADER_VARS:
+		ctx->allow_loader_vars = true;
+		return true;
+	case LL_OPT_NO_CACHE:
+		ctx->probe.no_cache = true;
+		return true;
+	default:
+		return false;
+	}
+}
+
+int ll_cmd_option_fallback(const char *cmd, int c, const char *arg, char **argv, struct ll_ctx *ctx)
+{
+	if (c == '?') {
+		if (optopt > 0 && optopt < 0x80 && optopt != '?')
+			ll_errorf("%s: unknown option '-%c'", cmd, optopt);
+		else
+			ll_errorf("%s: unknown option '%s'", cmd, argv[optind - 1]);
+		return -EINVAL;
+	}
+	if (c == ':') {
+		ll_errorf("%s: option '%s' needs a value", cmd, argv[optind - 1]);
+		return -EINVAL;
+	}
+	if (ll_ctx_common_option(ctx, c, arg))
+		return 1;
+	ll_errorf("%s: option '%s' is not supported here", cmd, argv[optind - 1]);
+	return -EINVAL;
+}
+
+int ll_cmd_options_done(const char *cmd, int argc, char **argv, struct ll_ctx *ctx)
+{
+	if (optind < argc) {
+		ll_errorf("%s: unexpected argument '%s'", cmd, argv[optind]);
+		return -EINVAL;
+	}
+	if (ctx->probe.topology_file && ctx->probe.fsroot) {
+		ll_errorf("%s: --topology and --fsroot exclude each other (a snapshot has no /sys)", cmd);
+		return -EINVAL;
+	}
+	return 1;
+}
+
+int ll_ctx_facts(struct ll_ctx *ctx, const struct ll_facts **ret, struct ll_error *err)
+{
+	struct ll_probe_report report = { 0 };
+	const char *debug = getenv("LLMLAUNCH_CACHE_DEBUG");
+	int r;
+
+	if (!ctx->facts) {
+		ctx->probe.report = &report;
+		r = ll_probe(&ctx->probe, &ctx->topo, &ctx->facts, err);
+		ctx->probe.report = NULL;
+		if (r < 0) {
+			ll_probe_report_release(&report);
+			return r;
+		}
+		/* A broken NVML does not fail the probe, but GPU names and NVLink
+		 * are then unknown and the user should hear why. */
+		if (!ctx->probe.topology_file && report.nvml_warning)
+			ll_warnf("%s", report.nvml_warning);
+		/* Why a probe was slow (or a cache ignored) is a question for
+		 * debugging, not for every run. */
+		if (report.cache_status && debug && *debug && strcmp(debug, "0") != 0)
+			fprintf(stderr, "llmlaunch: debug: probe cache: %s\n", report.cache_status);
+		ll_probe_report_release(&report);
+	}
+	*ret = ctx->facts;
+	return 0;
+}
+
+static void vreport(const char *level, const char *fmt, va_list ap)
+{
+	fprintf(stderr, "llmlaunch: %s", level);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
+void ll_errorf(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreport("", fmt, ap);
+	va_end(ap);
+}
+
+void ll_warnf(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreport("warning: ", fmt, ap);
+	va_end(ap);
+}
+
+void ll_report(const struct ll_error *err)
+{
+	fprintf(stderr, "llmlaunch: %s\n", err && err->message ? err->message : "unknown error");
+	if (err && err->hint)
+		fprintf(stderr, "hint: %s\n", err->hint);
+}

@@ -1,0 +1,566 @@
+/* Network rules of the planner: the socket interface (NCCL_SOCKET_IFNAME,
+ * GLOO_SOCKET_IFNAME), the RDMA ports (NCCL_IB_HCA, NCCL_IB_DISABLE), the
+ * GPUDirect RDMA level and the RoCE GID index. docs/planner.md states each rule. */
+#include <errno.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "plan-internal.h"
+
+/* ---- socket interface ---------------------------------------------------- */
+
+/* The facts' kind: annotated by the probe, else inferred once for everyone
+ * (ll_netif_kind_infer). */
+static enum ll_netif_kind netif_kind(const struct ll_netif *n)
+{
+	return n->kind;
+}
+
+/* Kinds NCCL and Gloo must not use between nodes (llmlaunch/facts.h, the one view
+ * the agreement shares). */
+static bool kind_is_local_only(enum ll_netif_kind k)
+{
+	enum ll_netif_role role = ll_netif_role(k, false);
+
+	return role == LL_NETIF_ROLE_CONTAINER || role == LL_NETIF_ROLE_LOOPBACK;
+}
+
+static bool addr_is_v6_usable(const struct ll_addr *a)
+{
+	return a->family == AF_INET6 && a->addr && !ll_startswith(a->addr, "fe8") &&
+	       !ll_startswith(a->addr, "fe9") && !ll_startswith(a->addr, "fea") &&
+	       !ll_startswith(a->addr, "feb") && strcmp(a->addr, "::1") != 0;
+}
+
+static const char *first_v4(const struct ll_netif *n)
+{
+	for (size_t i = 0; i < n->n_addrs; i++)
+		if (n->addrs[i].family == AF_INET)
+			return n->addrs[i].addr;
+	return NULL;
+}
+
+/* Why the interface cannot carry traffic at all, or NULL. */
+static const char *netif_unusable(const struct ll_netif *n)
+{
+	if (n->up == LL_NO)
+		return "down";
+	if (n->operstate && strcmp(n->operstate, "up") != 0 && strcmp(n->operstate, "unknown") != 0)
+		return n->operstate;
+	if (n->running == LL_NO)
+		return "not running";
+	if (n->addrs_known) {
+		bool any = false;
+
+		for (size_t i = 0; i < n->n_addrs; i++)
+			if (n->addrs[i].family == AF_INET || addr_is_v6_usable(&n->addrs[i]))
+				any = true;
+		if (!any)
+			return "no address";
+	}
+	return NULL;
+}
+
+/* Lower is better: physical Ethernet, then bonds and VLANs, then IPoIB, then the
+ * rest; an interface with only IPv6 comes after every one with IPv4. */
+static int netif_rank(const struct ll_netif *n)
+{
+	int r;
+
+	switch (netif_kind(n)) {
+	case LL_NETIF_ETHERNET: r = 0; break;
+	case LL_NETIF_BOND:
+	case LL_NETIF_VLAN: r = 1; break;
+	case LL_NETIF_INFINIBAND: r = 2; break;
+	default: r = 3; break;
+	}
+	if (n->addrs_known && !first_v4(n))
+		r += 4;
+	return r;
+}
+
+static const char *kind_text(enum ll_netif_kind k)
+{
+	switch (k) {
+	case LL_NETIF_ETHERNET: return "Ethernet";
+	case LL_NETIF_INFINIBAND: return "IPoIB";
+	case LL_NETIF_LOOPBACK: return "loopback";
+	case LL_NETIF_DOCKER: return "docker";
+	case LL_NETIF_BRIDGE: return "bridge";
+	case LL_NETIF_VETH: return "veth";
+	case LL_NETIF_VIRBR: return "virbr";
+	case LL_NETIF_VLAN: return "VLAN";
+	case LL_NETIF_BOND: return "bond";
+	case LL_NETIF_TUNNEL: return "tunnel";
+	case LL_NETIF_OTHER_VIRTUAL: return "virtual";
+	default: return "kind unknown";
+	}
+}
+
+static void decide_socket_if(struct plan_state *s)
+{
+	const struct ll_facts *f = s->f;
+	const struct ll_netif *best = NULL, *fallback = NULL;
+	int best_rank = 0;
+	struct ll_buf skipped, why;
+	_cleanup_free_ char *nccl = NULL;
+
+	ll_buf_init(&skipped);
+	ll_buf_init(&why);
+	for (size_t i = 0; i < f->n_netifs; i++) {
+		const struct ll_netif *n = &f->netifs[i];
+		const char *bad = netif_unusable(n);
+		enum ll_netif_kind k = netif_kind(n);
+
+		if (bad) {
+			ll_buf_addf(&skipped, "%s%s (%s)", skipped.len ? ", " : "", n->name, bad);
+			continue;
+		}
+		if (kind_is_local_only(k)) {
+			ll_buf_addf(&skipped, "%s%s (%s)", skipped.len ? ", " : "", n->name, kind_text(k));
+			/* Loopback is the right fallback for one node: it always works. */
+			if (!fallback || (k == LL_NETIF_LOOPBACK && netif_kind(fallback) != LL_NETIF_LOOPBACK))
+				fallback = n;
+			continue;
+		}
+		if (!best || netif_rank(n) < best_rank) {
+			best = n;
+			best_rank = netif_rank(n);
+		}
+	}
+
+	if (best) {
+		const char *v4 = first_v4(best);
+
+		ll_buf_addf(&why, "%s: %s interface%s", best->name, kind_text(netif_kind(best)),
+			    best->kind_inferred && netif_kind(best) == LL_NETIF_ETHERNET
+				    ? " (kind inferred from its 6-byte MAC address)"
+				    : "");
+		if (!best->addrs_known)
+			ll_buf_addf(&why, ", %saddresses unknown", best->operstate ? "" : "state and ");
+		else if (v4)
+			ll_buf_addf(&why, " with IPv4 %s", v4);
+		else
+			ll_buf_add(&why, " with IPv6 only");
+		ll_buf_add(&why, ", chosen by kind then name");
+	} else if (fallback && s->p->nnodes == 1) {
+		best = fallback;
+		ll_buf_addf(&why, "%s: only %s interfaces are usable, which is fine on a single node", best->name,
+			    kind_text(netif_kind(best)));
+	}
+	if (skipped.len)
+		ll_buf_addf(&why, "%sskipped %s", why.len ? "; " : "", skipped.s);
+
+	if (best) {
+		nccl = ll_asprintf("=%s", best->name);
+		plan_decide(s, "NCCL_SOCKET_IFNAME", nccl, LL_SOURCE_PROBE, true, "%s", why.s);
+		plan_decide(s, "GLOO_SOCKET_IFNAME", best->name, LL_SOURCE_PROBE, true, "same interface as NCCL");
+	} else if (f->n_netifs == 0) {
+		plan_decide(s, "NCCL_SOCKET_IFNAME", NULL, LL_SOURCE_PROBE, true,
+			    "no network interface known (snapshot without I/O?): NCCL chooses at run time");
+		plan_decide(s, "GLOO_SOCKET_IFNAME", NULL, LL_SOURCE_PROBE, true, "no network interface known");
+	} else {
+		plan_decide(s, "NCCL_SOCKET_IFNAME", NULL, LL_SOURCE_PROBE, true, "no usable interface: %s", why.s);
+		plan_decide(s, "GLOO_SOCKET_IFNAME", NULL, LL_SOURCE_PROBE, true, "no usable interface");
+		if (s->p->nnodes > 1)
+			plan_lint(s, LL_LINT_ERROR, "NCCL_SOCKET_IFNAME",
+				  "no interface for traffic between nodes: %s", why.s);
+	}
+	s->net.socket_if = best;
+	ll_buf_release(&skipped);
+	ll_buf_release(&why);
+}
+
+/* ---- RDMA ports ----------------------------------------------------------- */
+
+struct port_eval {
+	size_t dev, port;
+	enum ll_link_layer ll;
+	bool inferred;
+	char *excluded;   /* why it is left out, NULL while a candidate */
+};
+
+/* RDMA devices NCCL's own IB transport does not drive. */
+static const char *device_unsuitable(const struct ll_rdma_device *d)
+{
+	static const struct { const char *prefix, *why; } names[] = {
+		{ "rxe", "software RoCE" },
+		{ "siw", "software iWARP" },
+		{ "scif", "Intel MIC bridge, not a network" },
+		{ "usnic", "Cisco usNIC, not a verbs device NCCL uses" },
+		{ "efa", "AWS EFA, used through the aws-ofi-nccl plugin" },
+	};
+
+	for (size_t i = 0; i < LL_ARRAY_SIZE(names); i++)
+		if (ll_startswith(d->name, names[i].prefix))
+			return names[i].why;
+	return NULL;
+}
+
+/* Link layer of a port; when sysfs did not say (plain lstopo exports), infer it from
+ * facts that hwloc does record: an InfiniBand port has a LID, RoCE ports have LID 0
+ * and IPv4-mapped GIDs; the device's interface kind (IPoIB or Ethernet) also tells. */
+static enum ll_link_layer port_link_layer(const struct ll_facts *f, const struct ll_rdma_device *d,
+					  const struct ll_rdma_port *p, bool *inferred)
+{
+	*inferred = false;
+	if (p->link_layer != LL_LINK_LAYER_UNKNOWN)
+		return p->link_layer;
+	*inferred = true;
+	if (p->lid > 0)
+		return LL_LINK_LAYER_INFINIBAND;
+	for (size_t i = 0; i < p->n_gids; i++)
+		if (p->gids[i].ipv4_mapped)
+			return LL_LINK_LAYER_ETHERNET;
+	for (size_t i = 0; i < d->n_netdevs + 1; i++) {
+		const char *name = i < d->n_netdevs ? d->netdevs[i] : p->netdev;
+		const struct ll_netif *n = name ? ll_facts_netif(f, name) : NULL;
+
+		if (n && n->kind == LL_NETIF_INFINIBAND)
+			return LL_LINK_LAYER_INFINIBAND;
+		if (n && n->kind == LL_NETIF_ETHERNET)
+			return LL_LINK_LAYER_ETHERNET;
+	}
+	*inferred = false;
+	return LL_LINK_LAYER_UNKNOWN;
+}
+
+static const char *ll_text(enum ll_link_layer l)
+{
+	const char *n = ll_link_layer_name(l);
+
+	return n ? n : "unknown";
+}
+
+static enum ll_path path_max(enum ll_path a, enum ll_path b)
+{
+	return a > b ? a : b;
+}
+
+/* Best (lowest) known class between a GPU and any candidate device. */
+static enum ll_path gpu_best_class(const struct ll_facts *f, size_t gpu, const bool *dev_candidate)
+{
+	enum ll_path best = LL_PATH_UNKNOWN;
+
+	for (size_t d = 0; d < f->n_rdma; d++) {
+		enum ll_path c = dev_candidate[d] ? ll_facts_gpu_nic(f, gpu, d) : LL_PATH_UNKNOWN;
+
+		if (c != LL_PATH_UNKNOWN && (best == LL_PATH_UNKNOWN || c < best))
+			best = c;
+	}
+	return best;
+}
+
+/* Keep a device when it is (one of) the nearest to at least one GPU: storage and
+ * management adapters are never the nearest NIC of any GPU while compute NICs sit
+ * on the GPUs' switches, yet a lone NIC far from some GPUs still serves them. */
+static void filter_by_distance(struct plan_state *s, struct port_eval *ev, size_t n_ev)
+{
+	const struct ll_facts *f = s->f;
+	_cleanup_free_ bool *cand = ll_calloc(f->n_rdma + 1, sizeof(bool));
+	_cleanup_free_ bool *keep = ll_calloc(f->n_rdma + 1, sizeof(bool));
+	_cleanup_free_ enum ll_path *best = ll_calloc(s->n_gpus + 1, sizeof(enum ll_path));
+	enum ll_path overall = LL_PATH_UNKNOWN;
+
+	for (size_t i = 0; i < n_ev; i++)
+		if (!ev[i].excluded)
+			cand[ev[i].dev] = true;
+	for (size_t g = 0; g < s->n_gpus; g++) {
+		best[g] = gpu_best_class(f, s->gpus[g], cand);
+		if (best[g] != LL_PATH_UNKNOWN && (overall == LL_PATH_UNKNOWN || best[g] < overall))
+			overall = best[g];
+	}
+	for (size_t d = 0; d < f->n_rdma; d++) {
+		bool any_known = false;
+
+		if (!cand[d])
+			continue;
+		for (size_t g = 0; g < s->n_gpus; g++) {
+			enum ll_path c = ll_facts_gpu_nic(f, s->gpus[g], d);
+
+			if (c != LL_PATH_UNKNOWN)
+				any_known = true;
+			if (c != LL_PATH_UNKNOWN && c == best[g])
+				keep[d] = true;
+		}
+		/* Distance unknown: nothing to judge by, so the device stays. */
+		if (!any_known)
+			keep[d] = true;
+	}
+	for (size_t i = 0; i < n_ev; i++) {
+		enum ll_path dbest = LL_PATH_UNKNOWN;
+
+		if (ev[i].excluded || keep[ev[i].dev])
+			continue;
+		for (size_t g = 0; g < s->n_gpus; g++) {
+			enum ll_path c = ll_facts_gpu_nic(f, s->gpus[g], ev[i].dev);
+
+			if (c != LL_PATH_UNKNOWN && (dbest == LL_PATH_UNKNOWN || c < dbest))
+				dbest = c;
+		}
+		ev[i].excluded = ll_asprintf("not the nearest NIC of any GPU: at best %s, while every GPU has "
+					     "a NIC at %s or closer",
+					     ll_path_name(dbest), ll_path_name(path_max(overall, LL_PATH_PIX)));
+	}
+}
+
+static void port_label(struct ll_buf *b, const struct ll_facts *f, const struct port_eval *e)
+{
+	ll_buf_addf(b, "%s:%u", f->rdma[e->dev].name, f->rdma[e->dev].ports[e->port].number);
+}
+
+static void decide_gdr(struct plan_state *s)
+{
+	const struct ll_facts *f = s->f;
+	struct plan_net *net = &s->net;
+	enum ll_path needed = LL_PATH_UNKNOWN;
+	size_t worst_gpu = 0, worst_dev = 0;
+	bool unknown = false;
+
+	if (net->n_chosen == 0 || s->n_gpus == 0) {
+		plan_decide(s, "NCCL_NET_GDR_LEVEL", NULL, LL_SOURCE_PROBE, true,
+			    net->n_chosen == 0 ? "no RDMA port in use" : "no GPUs");
+		return;
+	}
+	for (size_t g = 0; g < s->n_gpus; g++) {
+		enum ll_path best = LL_PATH_UNKNOWN;
+		size_t best_dev = 0;
+
+		for (size_t i = 0; i < net->n_chosen; i++) {
+			enum ll_path c = ll_facts_gpu_nic(f, s->gpus[g], net->chosen_dev[i]);
+
+			if (c != LL_PATH_UNKNOWN && (best == LL_PATH_UNKNOWN || c < best)) {
+				best = c;
+				best_dev = net->chosen_dev[i];
+			}
+		}
+		if (best == LL_PATH_UNKNOWN) {
+			unknown = true;
+			continue;
+		}
+		if (needed == LL_PATH_UNKNOWN || best > needed) {
+			needed = best;
+			worst_gpu = (size_t)s->gpus[g];
+			worst_dev = best_dev;
+		}
+	}
+	net->gdr_needed = unknown ? LL_PATH_UNKNOWN : needed;
+
+	if (f->gdr_ready == LL_NO) {
+		plan_decide(s, "NCCL_NET_GDR_LEVEL", NULL, LL_SOURCE_PROBE, true,
+			    "GPUDirect RDMA is not ready (neither nvidia_peermem nor nv_peer_mem is loaded): "
+			    "a level cannot make it work");
+	} else if (f->gdr_ready == LL_UNKNOWN) {
+		plan_decide(s, "NCCL_NET_GDR_LEVEL", NULL, LL_SOURCE_PROBE, true,
+			    "GPUDirect RDMA readiness unknown (no peer-memory module facts): NCCL decides");
+	} else if (net->gdr_needed == LL_PATH_UNKNOWN) {
+		plan_decide(s, "NCCL_NET_GDR_LEVEL", NULL, LL_SOURCE_PROBE, true,
+			    "PCIe distance between some GPU and the chosen NICs unknown");
+	} else {
+		/* NCCL has no NODE class; between host bridges of one NUMA node it says PHB. */
+		enum ll_path level = needed == LL_PATH_NODE ? LL_PATH_PHB : needed;
+
+		plan_decide(s, "NCCL_NET_GDR_LEVEL", ll_path_name(level), LL_SOURCE_PROBE, true,
+			    "every GPU's nearest chosen NIC is within %s (farthest: GPU %s to %s, %s); GPUDirect "
+			    "RDMA through %s",
+			    ll_path_name(level), f->gpus[worst_gpu].busid ? f->gpus[worst_gpu].busid : "?",
+			    f->rdma[worst_dev].name, ll_path_name(needed),
+			    f->gdr_module ? f->gdr_module : "a peer-memory module");
+	}
+}
+
+/* The lowest index of a RoCE v2 GID with an IPv4-mapped address; -1 none; -2 types unknown. */
+static int port_roce_v2_index(const struct ll_rdma_port *p)
+{
+	bool types_known = p->n_gids > 0;
+	int best = -1;
+
+	for (size_t i = 0; i < p->n_gids; i++) {
+		const struct ll_gid *g = &p->gids[i];
+
+		if (g->type == LL_GID_TYPE_UNKNOWN)
+			types_known = false;
+		if (g->type == LL_GID_TYPE_ROCE_V2 && g->ipv4_mapped && !g->link_local &&
+		    (best < 0 || (int)g->index < best))
+			best = (int)g->index;
+	}
+	return best >= 0 ? best : types_known ? -1 : -2;
+}
+
+static void decide_gid_index(struct plan_state *s)
+{
+	const struct ll_facts *f = s->f;
+	const struct plan_net *net = &s->net;
+	struct ll_buf per_port, missing, unknown;
+	int common = -1;
+	bool disagree = false;
+	char num[16];
+
+	if (net->n_chosen == 0 || net->link_layer != LL_LINK_LAYER_ETHERNET)
+		return;
+	ll_buf_init(&per_port);
+	ll_buf_init(&missing);
+	ll_buf_init(&unknown);
+	for (size_t i = 0; i < net->n_chosen; i++) {
+		const struct ll_rdma_device *d = &f->rdma[net->chosen_dev[i]];
+		const struct ll_rdma_port *p = &d->ports[net->chosen_port[i]];
+		int idx = port_roce_v2_index(p);
+
+		if (idx == -2) {
+			ll_buf_addf(&unknown, "%s%s:%u", unknown.len ? ", " : "", d->name, p->number);
+			continue;
+		}
+		if (idx == -1) {
+			ll_buf_addf(&missing, "%s%s:%u", missing.len ? ", " : "", d->name, p->number);
+			continue;
+		}
+		ll_buf_addf(&per_port, "%s%s:%u uses %d", per_port.len ? ", " : "", d->name, p->number, idx);
+		if (common >= 0 && common != idx)
+			disagree = true;
+		if (common < 0)
+			common = idx;
+	}
+	if (unknown.len) {
+		plan_decide(s, "NCCL_IB_GID_INDEX", NULL, LL_SOURCE_PROBE, true,
+			    "GID types unknown on %s (snapshot without RoCE annotations): NCCL >= 2.21 picks by itself",
+			    unknown.s);
+	} else if (missing.len) {
+		plan_decide(s, "NCCL_IB_GID_INDEX", NULL, LL_SOURCE_PROBE, true,
+			    "no RoCE v2 GID with an IPv4 address on %s", missing.s);
+		plan_lint(s, LL_LINT_WARNING, "NCCL_IB_GID_INDEX",
+			  "no RoCE v2 GID with an IPv4-mapped address on %s: give the port's interface an IPv4 "
+			  "address, or NCCL falls back to RoCE v1 / IPv6 GIDs", missing.s);
+	} else if (disagree) {
+		/* A shared index that is wrong for some ports breaks exactly those ports;
+		 * unset lets NCCL >= 2.21 choose per port. */
+		plan_decide(s, "NCCL_IB_GID_INDEX", NULL, LL_SOURCE_PROBE, true,
+			    "ports disagree (%s): left unset so NCCL >= 2.21 picks per port", per_port.s);
+		plan_lint(s, LL_LINT_WARNING, "NCCL_IB_GID_INDEX",
+			  "RoCE v2 GID index differs between ports (%s): one NCCL_IB_GID_INDEX cannot fit all; "
+			  "NCCL older than 2.21 will use the wrong GID on some ports", per_port.s);
+	} else {
+		snprintf(num, sizeof(num), "%d", common);
+		plan_decide(s, "NCCL_IB_GID_INDEX", num, LL_SOURCE_PROBE, true,
+			    "RoCE v2 GID with an IPv4-mapped address, same index on every chosen port");
+	}
+	ll_buf_release(&per_port);
+	ll_buf_release(&missing);
+	ll_buf_release(&unknown);
+}
+
+static void decide_rdma(struct plan_state *s)
+{
+	const struct ll_facts *f = s->f;
+	struct plan_net *net = &s->net;
+	struct port_eval *ev = NULL;
+	size_t n_ev = 0, n_port;
+	int count[3] = { 0, 0, 0 }; /* by enum ll_link_layer */
+	enum ll_link_layer major;
+	bool unknown_state = false, inferred = false;
+	struct ll_buf value, left, why;
+
+	for (size_t d = 0; d < f->n_rdma; d++) {
+		const struct ll_rdma_device *dev = &f->rdma[d];
+		const char *unsuitable = device_unsuitable(dev);
+
+		for (size_t p = 0; p < dev->n_ports; p++) {
+			const struct ll_rdma_port *port = &dev->ports[p];
+			struct port_eval *e = ll_array_push(&ev, &n_ev, sizeof(*e));
+
+			e->dev = d;
+			e->port = p;
+			if (unsuitable) {
+				e->excluded = ll_strdup(unsuitable);
+			} else if (port->state == LL_PORT_STATE_UNKNOWN) {
+				e->excluded = ll_strdup("state unknown");
+				unknown_state = true;
+			} else if (port->state != LL_PORT_ACTIVE && port->state != LL_PORT_ACTIVE_DEFER) {
+				e->excluded = ll_strdup(ll_port_state_name(port->state));
+			} else {
+				e->ll = port_link_layer(f, dev, port, &e->inferred);
+				count[e->ll]++;
+				if (e->ll == LL_LINK_LAYER_INFINIBAND)
+					net->active_ib_ports++;
+			}
+		}
+	}
+
+	/* Majority link layer; a tie goes to InfiniBand, NCCL's native transport. */
+	if (count[LL_LINK_LAYER_INFINIBAND] + count[LL_LINK_LAYER_ETHERNET] == 0)
+		major = LL_LINK_LAYER_UNKNOWN;
+	else if (count[LL_LINK_LAYER_INFINIBAND] >= count[LL_LINK_LAYER_ETHERNET])
+		major = LL_LINK_LAYER_INFINIBAND;
+	else
+		major = LL_LINK_LAYER_ETHERNET;
+	for (size_t i = 0; i < n_ev; i++) {
+		if (ev[i].excluded || ev[i].ll == major)
+			continue;
+		ev[i].excluded = ev[i].ll == LL_LINK_LAYER_UNKNOWN
+					 ? ll_asprintf("link layer unknown while the chosen ports are %s", ll_text(major))
+					 : ll_asprintf("minority link layer %s: %d %s port%s chosen", ll_text(ev[i].ll),
+						       count[major], ll_text(major), count[major] == 1 ? "" : "s");
+	}
+	if (s->n_gpus > 0)
+		filter_by_distance(s, ev, n_ev);
+
+	ll_buf_init(&value);
+	ll_buf_init(&left);
+	ll_buf_init(&why);
+	for (size_t i = 0; i < n_ev; i++) {
+		if (ev[i].excluded) {
+			if (left.len)
+				ll_buf_add(&left, ", ");
+			port_label(&left, f, &ev[i]);
+			ll_buf_addf(&left, " (%s)", ev[i].excluded);
+			continue;
+		}
+		ll_buf_add(&value, value.len ? "," : "=");
+		port_label(&value, f, &ev[i]);
+		n_port = net->n_chosen;
+		*(size_t *)ll_array_push(&net->chosen_dev, &net->n_chosen, sizeof(size_t)) = ev[i].dev;
+		*(size_t *)ll_array_push(&net->chosen_port, &n_port, sizeof(size_t)) = ev[i].port;
+		inferred |= ev[i].inferred;
+	}
+	net->link_layer = major;
+	net->link_layer_inferred = inferred;
+	net->states_unknown = net->n_chosen == 0 && unknown_state;
+
+	if (net->n_chosen > 0) {
+		ll_buf_addf(&why, "%zu ACTIVE %s port%s", net->n_chosen,
+			    major == LL_LINK_LAYER_UNKNOWN ? "RDMA (link layer unknown)" : ll_text(major),
+			    net->n_chosen == 1 ? "" : "s");
+		if (inferred)
+			ll_buf_add(&why, " (link layer inferred from LID, GIDs or interface kind)");
+		ll_buf_add(&why, s->n_gpus > 0 ? " serving the GPUs" : " (no GPUs: every port of the majority link layer)");
+		if (left.len)
+			ll_buf_addf(&why, "; left out %s", left.s);
+		plan_decide(s, "NCCL_IB_DISABLE", NULL, LL_SOURCE_PROBE, true, "RDMA ports are usable");
+		plan_decide(s, "NCCL_IB_HCA", value.s, LL_SOURCE_PROBE, true, "%s", why.s);
+	} else if (net->states_unknown) {
+		plan_decide(s, "NCCL_IB_DISABLE", NULL, LL_SOURCE_PROBE, true,
+			    "RDMA port states unknown: NCCL finds out at run time");
+		plan_decide(s, "NCCL_IB_HCA", NULL, LL_SOURCE_PROBE, true, "no port known to be ACTIVE: %s", left.s);
+	} else if (f->n_rdma == 0) {
+		plan_decide(s, "NCCL_IB_DISABLE", "1", LL_SOURCE_PROBE, true, "no RDMA device on this node");
+		plan_decide(s, "NCCL_IB_HCA", NULL, LL_SOURCE_PROBE, true, "no RDMA device");
+	} else {
+		plan_decide(s, "NCCL_IB_DISABLE", "1", LL_SOURCE_PROBE, true, "no usable RDMA port: %s", left.s);
+		plan_decide(s, "NCCL_IB_HCA", NULL, LL_SOURCE_PROBE, true, "no usable RDMA port");
+	}
+	for (size_t i = 0; i < n_ev; i++)
+		free(ev[i].excluded);
+	free(ev);
+	ll_buf_release(&value);
+	ll_buf_release(&left);
+	ll_buf_release(&why);
+}
+
+int plan_net_decide(struct plan_state *s, struct ll_error *err)
+{
+	(void)err;
+	decide_socket_if(s);
+	decide_rdma(s);
+	decide_gid_index(s);
+	decide_gdr(s);
+	return 0;
+}

@@ -1,0 +1,447 @@
+/* The planner's frame: the order of decisions, precedence between layers
+ * (default < probe < profile < cluster < environment < cli), the plan's storage and
+ * the parallelism summary. The rules themselves live in plan-net.c (network),
+ * plan-placement.c (GPUs, ranks, binding) and lint.c. Pure: no I/O, no globals. */
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <string.h>
+
+#include "plan-internal.h"
+#include "llmlaunch/env.h"
+
+static const char *const source_names[] = {
+	[LL_SOURCE_DEFAULT] = "default",
+	[LL_SOURCE_PROBE] = "probe",
+	[LL_SOURCE_PROFILE] = "profile",
+	[LL_SOURCE_CLUSTER] = "cluster",
+	[LL_SOURCE_ENVIRONMENT] = "environment",
+	[LL_SOURCE_CLI] = "cli",
+};
+
+const char *ll_source_name(enum ll_source s)
+{
+	return (unsigned)s < LL_ARRAY_SIZE(source_names) ? source_names[s] : "?";
+}
+
+static const char *const bind_names[] = {
+	[LL_BIND_NUMA] = "numa",
+	[LL_BIND_CORE] = "core",
+	[LL_BIND_NONE] = "none",
+};
+
+const char *ll_bind_mode_name(enum ll_bind_mode m)
+{
+	return (unsigned)m < LL_ARRAY_SIZE(bind_names) ? bind_names[m] : "?";
+}
+
+int ll_bind_mode_parse(const char *s, enum ll_bind_mode *ret)
+{
+	for (size_t i = 0; s && i < LL_ARRAY_SIZE(bind_names); i++)
+		if (strcmp(s, bind_names[i]) == 0) {
+			*ret = (enum ll_bind_mode)i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+static const char *const lint_level_names[] = {
+	[LL_LINT_INFO] = "info",
+	[LL_LINT_WARNING] = "warning",
+	[LL_LINT_ERROR] = "error",
+};
+
+const char *ll_lint_level_name(enum ll_lint_level l)
+{
+	return (unsigned)l < LL_ARRAY_SIZE(lint_level_names) ? lint_level_names[l] : "?";
+}
+
+/* Variables for the workers are spelled in capitals; lower-case names are settings
+ * of llmlaunch or torchrun ("bind", "nproc-per-node", "torchrun.max_restarts"). */
+static bool is_variable_name(const char *name)
+{
+	if (!name || !(isupper((unsigned char)*name) || *name == '_'))
+		return false;
+	for (const char *c = name; *c; c++)
+		if (!(isupper((unsigned char)*c) || isdigit((unsigned char)*c) || *c == '_'))
+			return false;
+	return true;
+}
+
+static struct ll_setting *plan_find(const struct ll_plan *p, const char *name)
+{
+	for (size_t i = 0; i < p->n_settings; i++)
+		if (strcmp(p->settings[i].name, name) == 0)
+			return &p->settings[i];
+	return NULL;
+}
+
+const struct ll_setting *ll_plan_get(const struct ll_plan *p, const char *name)
+{
+	return p && name ? plan_find(p, name) : NULL;
+}
+
+const char *ll_plan_value(const struct ll_plan *p, const char *name)
+{
+	const struct ll_setting *s = ll_plan_get(p, name);
+
+	return s ? s->value : NULL;
+}
+
+static void setting_release(struct ll_setting *s)
+{
+	free(s->name);
+	free(s->value);
+	free(s->origin);
+	free(s->reason);
+}
+
+/* Takes ownership of `reason`. */
+static void plan_put(struct ll_plan *p, const char *name, const char *value, enum ll_source source,
+		     const char *origin, char *reason, bool exported)
+{
+	struct ll_setting *s = plan_find(p, name);
+	/* Copy first: the arguments may point into the setting being replaced. */
+	char *n = ll_strdup(name), *v = ll_strdup(value), *o = ll_strdup(origin);
+
+	if (s)
+		setting_release(s);
+	else
+		s = ll_array_push(&p->settings, &p->n_settings, sizeof(*s));
+	s->name = n;
+	s->value = v;
+	s->source = source;
+	s->origin = o;
+	s->reason = reason ? reason : ll_strdup("");
+	s->exported = exported;
+}
+
+void ll_plan_set(struct ll_plan *p, const char *name, const char *value, enum ll_source source,
+		 const char *origin, const char *reason, bool exported)
+{
+	plan_put(p, name, value, source, origin, ll_strdup(reason), exported);
+	if (strcmp(name, "nproc-per-node") == 0 && value)
+		p->nproc_per_node = atoi(value);
+	else if (strcmp(name, "nnodes") == 0 && value)
+		p->nnodes = atoi(value);
+}
+
+void plan_decide(struct plan_state *s, const char *name, const char *value, enum ll_source source,
+		 bool exported, const char *reason_fmt, ...)
+{
+	struct ll_buf b;
+	va_list ap;
+
+	ll_buf_init(&b);
+	va_start(ap, reason_fmt);
+	ll_buf_vaddf(&b, reason_fmt, ap);
+	va_end(ap);
+	plan_put(s->p, name, value, source, NULL, ll_buf_detach(&b), exported);
+	ll_buf_release(&b);
+}
+
+void plan_origin(struct plan_state *s, const char *name, const char *origin)
+{
+	struct ll_setting *st = plan_find(s->p, name);
+
+	if (st && origin) {
+		free(st->origin);
+		st->origin = ll_strdup(origin);
+	}
+}
+
+void plan_lint(struct plan_state *s, enum ll_lint_level level, const char *variable, const char *fmt, ...)
+{
+	struct ll_lint *l = ll_array_push(&s->p->lints, &s->p->n_lints, sizeof(*l));
+	va_list ap;
+
+	va_start(ap, fmt);
+	l->message = ll_vasprintf(fmt, ap);
+	va_end(ap);
+	l->level = level;
+	l->variable = ll_strdup(variable);
+}
+
+const char *plan_environ_get(const struct ll_plan_input *in, const char *name)
+{
+	/* The planner is pure: no environment given is an empty one, never the process's. */
+	return in->environ ? ll_env_get(in->environ, name) : NULL;
+}
+
+const char *plan_input_value(const struct plan_state *s, const char *name, enum ll_source *ret_source,
+			     const char **ret_origin)
+{
+	const struct ll_plan_input *in = s->in;
+	const char *v = NULL, *origin = NULL;
+	enum ll_source src = LL_SOURCE_DEFAULT;
+
+	for (size_t i = 0; i < in->n_profile; i++)
+		if (strcmp(in->profile[i].name, name) == 0 && !ll_streq(in->profile[i].value, "auto")) {
+			v = in->profile[i].value;
+			origin = in->profile[i].origin;
+			src = LL_SOURCE_PROFILE;
+		}
+	if (is_variable_name(name)) {
+		const char *e = plan_environ_get(in, name);
+
+		if (e) {
+			v = e;
+			origin = NULL;
+			src = LL_SOURCE_ENVIRONMENT;
+		}
+	}
+	for (size_t i = 0; i < in->n_cli; i++)
+		if (strcmp(in->cli[i].name, name) == 0) {
+			v = in->cli[i].value;
+			origin = in->cli[i].origin;
+			src = LL_SOURCE_CLI;
+		}
+	if (v) {
+		if (ret_source)
+			*ret_source = src;
+		if (ret_origin)
+			*ret_origin = origin;
+	}
+	return v;
+}
+
+/* Lay a value from profile, environment or command line over what the probe decided.
+ * The reason keeps what the probe would have done, so `explain` shows both. */
+static void plan_override(struct plan_state *s, const char *name, const char *value, enum ll_source source,
+			  const char *origin)
+{
+	struct ll_setting *old = plan_find(s->p, name);
+	struct ll_buf b;
+
+	/* Values resolved before planning (CUDA_VISIBLE_DEVICES, bind, ...) already
+	 * carry their highest source; lower layers must not replace them. */
+	if (old && (old->source > source || (old->source == source && ll_streq(old->value, value))))
+		return;
+	ll_buf_init(&b);
+	switch (source) {
+	case LL_SOURCE_PROFILE:
+		ll_buf_addf(&b, "set by profile %s", origin ? origin : "(unknown origin)");
+		break;
+	case LL_SOURCE_ENVIRONMENT:
+		ll_buf_add(&b, "inherited from the environment");
+		break;
+	case LL_SOURCE_CLI:
+		ll_buf_addf(&b, "set on the command line (%s)", origin ? origin : "--set");
+		break;
+	default:
+		ll_buf_addf(&b, "set by %s", ll_source_name(source));
+		break;
+	}
+	if (old && old->value)
+		ll_buf_addf(&b, "; %s chose '%s'", ll_source_name(old->source), old->value);
+	else if (old)
+		ll_buf_addf(&b, "; %s left it unset (%s)", ll_source_name(old->source), old->reason);
+	plan_put(s->p, name, value, source, source == LL_SOURCE_ENVIRONMENT ? NULL : origin, ll_buf_detach(&b),
+		 old ? old->exported : is_variable_name(name));
+	ll_buf_release(&b);
+}
+
+static void plan_apply_layers(struct plan_state *s)
+{
+	const struct ll_plan_input *in = s->in;
+
+	for (size_t i = 0; i < in->n_profile; i++)
+		if (!ll_streq(in->profile[i].value, "auto"))
+			plan_override(s, in->profile[i].name, in->profile[i].value, LL_SOURCE_PROFILE,
+				      in->profile[i].origin);
+	/* Only variables the plan speaks about: everything else in the environment is
+	 * inherited by the workers anyway and is not ours to list. */
+	for (size_t i = 0; i < s->p->n_settings; i++) {
+		const struct ll_setting *st = &s->p->settings[i];
+		const char *e = st->exported ? plan_environ_get(in, st->name) : NULL;
+
+		if (e)
+			plan_override(s, st->name, e, LL_SOURCE_ENVIRONMENT, NULL);
+	}
+	for (size_t i = 0; i < in->n_cli; i++)
+		plan_override(s, in->cli[i].name, in->cli[i].value, LL_SOURCE_CLI, in->cli[i].origin);
+}
+
+static void plan_decide_facts(struct plan_state *s)
+{
+	const struct ll_facts *f = s->f;
+	const struct plan_net *net = &s->net;
+	char num[32];
+
+	snprintf(num, sizeof(num), "%d", s->p->nnodes);
+	plan_decide(s, "LLMLAUNCH_NNODES", num, LL_SOURCE_DEFAULT, true,
+		    s->p->nnodes == 1 ? "one node unless cluster agreement says otherwise" : "nodes in the job");
+	snprintf(num, sizeof(num), "%zu", s->n_gpus);
+	plan_decide(s, "LLMLAUNCH_GPUS_PER_NODE", num, LL_SOURCE_PROBE, true, "GPUs this node's workers get");
+	if (f->n_gpus > 0) {
+		snprintf(num, sizeof(num), "%d", ll_facts_nvlink_domain(f));
+		plan_decide(s, "LLMLAUNCH_NVLINK_DOMAIN", num, LL_SOURCE_PROBE, true,
+			    "largest set of GPUs joined by NVLink/NVSwitch (1: no NVLink known)");
+	} else {
+		plan_decide(s, "LLMLAUNCH_NVLINK_DOMAIN", "0", LL_SOURCE_PROBE, true, "no GPUs");
+	}
+
+	if (net->n_chosen > 0) {
+		const char *kind = net->link_layer == LL_LINK_LAYER_INFINIBAND ? "ib"
+				 : net->link_layer == LL_LINK_LAYER_ETHERNET  ? "roce"
+									       : "rdma";
+		double sum = 0;
+		bool known = true;
+
+		plan_decide(s, "LLMLAUNCH_NET", kind, LL_SOURCE_PROBE, true, "%zu RDMA port%s chosen (%s)",
+			    net->n_chosen, net->n_chosen == 1 ? "" : "s",
+			    net->link_layer == LL_LINK_LAYER_UNKNOWN ? "link layer unknown"
+								     : ll_link_layer_name(net->link_layer));
+		for (size_t i = 0; i < net->n_chosen; i++) {
+			double r = f->rdma[net->chosen_dev[i]].ports[net->chosen_port[i]].rate_gbps;
+
+			if (r < 0)
+				known = false;
+			else
+				sum += r;
+		}
+		if (known) {
+			snprintf(num, sizeof(num), "%g", sum);
+			plan_decide(s, "LLMLAUNCH_NET_GBPS", num, LL_SOURCE_PROBE, true,
+				    "sum of the chosen ports' rates");
+		} else {
+			plan_decide(s, "LLMLAUNCH_NET_GBPS", NULL, LL_SOURCE_PROBE, true,
+				    "rate of some chosen port unknown");
+		}
+	} else if (net->states_unknown) {
+		plan_decide(s, "LLMLAUNCH_NET", "unknown", LL_SOURCE_PROBE, true,
+			    "RDMA port states unknown: NCCL decides at run time");
+		plan_decide(s, "LLMLAUNCH_NET_GBPS", NULL, LL_SOURCE_PROBE, true, "network unknown");
+	} else {
+		plan_decide(s, "LLMLAUNCH_NET", "socket", LL_SOURCE_PROBE, true, "no usable RDMA port: TCP sockets");
+		if (net->socket_if && net->socket_if->speed_mbps > 0) {
+			snprintf(num, sizeof(num), "%g", net->socket_if->speed_mbps / 1000.0);
+			plan_decide(s, "LLMLAUNCH_NET_GBPS", num, LL_SOURCE_PROBE, true, "link speed of %s",
+				    net->socket_if->name);
+		} else {
+			plan_decide(s, "LLMLAUNCH_NET_GBPS", NULL, LL_SOURCE_PROBE, true,
+				    "speed of the socket interface unknown");
+		}
+	}
+}
+
+static void plan_decide_settings(struct plan_state *s)
+{
+	char num[32];
+
+	snprintf(num, sizeof(num), "%d", s->p->nnodes);
+	plan_decide(s, "nnodes", num, LL_SOURCE_DEFAULT, false,
+		    s->p->nnodes == 1 ? "this node alone" : "nodes in the job");
+}
+
+int ll_plan_build(const struct ll_plan_input *in, struct ll_plan **ret, struct ll_error *err)
+{
+	struct plan_state s = { .in = in, .f = in->facts };
+	const struct ll_setting *np;
+	int r;
+
+	if (!in->facts)
+		return ll_error_set(err, -EINVAL, "cannot plan without facts");
+	s.p = ll_calloc(1, sizeof(*s.p));
+	s.p->nnodes = in->nnodes > 0 ? in->nnodes : 1;
+
+	r = plan_gpus_decide(&s, err);
+	if (r >= 0)
+		r = plan_net_decide(&s, err);
+	if (r >= 0)
+		r = plan_placement_decide(&s, err);
+	if (r < 0)
+		goto fail;
+	plan_decide_facts(&s);
+	plan_decide_settings(&s);
+	plan_apply_layers(&s);
+
+	np = plan_find(s.p, "nproc-per-node");
+	if (np && np->value)
+		s.p->nproc_per_node = atoi(np->value);
+	plan_lint_all(&s);
+
+	free(s.gpus);
+	free(s.net.chosen_dev);
+	free(s.net.chosen_port);
+	*ret = s.p;
+	return 0;
+fail:
+	free(s.gpus);
+	free(s.net.chosen_dev);
+	free(s.net.chosen_port);
+	ll_plan_free(s.p);
+	return r;
+}
+
+void ll_plan_free(struct ll_plan *p)
+{
+	if (!p)
+		return;
+	for (size_t i = 0; i < p->n_settings; i++)
+		setting_release(&p->settings[i]);
+	free(p->settings);
+	for (size_t i = 0; i < p->n_ranks; i++) {
+		free(p->ranks[i].gpu_busid);
+		free(p->ranks[i].cpuset);
+	}
+	free(p->ranks);
+	for (size_t i = 0; i < p->n_lints; i++) {
+		free(p->lints[i].variable);
+		free(p->lints[i].message);
+	}
+	free(p->lints);
+	free(p);
+}
+
+void ll_plan_summary(const struct ll_plan *p, struct ll_buf *out)
+{
+	const char *gpus = ll_plan_value(p, "LLMLAUNCH_GPUS_PER_NODE");
+	const char *dom = ll_plan_value(p, "LLMLAUNCH_NVLINK_DOMAIN");
+	const char *net = ll_plan_value(p, "LLMLAUNCH_NET");
+	const char *gbps = ll_plan_value(p, "LLMLAUNCH_NET_GBPS");
+	int n_gpus = gpus ? atoi(gpus) : 0, domain = dom ? atoi(dom) : 0;
+	const char *net_text = ll_streq(net, "ib")     ? "InfiniBand"
+			       : ll_streq(net, "roce")   ? "RoCE"
+			       : ll_streq(net, "rdma")   ? "RDMA (link layer unknown)"
+			       : ll_streq(net, "socket") ? "TCP sockets"
+							 : "unknown";
+
+	if (n_gpus == 0)
+		ll_buf_add(out, "No GPUs for the workers: CPU training over gloo, ");
+	else
+		ll_buf_addf(out, "%d GPU%s per node, NVLink domain of %d; ", n_gpus, n_gpus == 1 ? "" : "s", domain);
+	ll_buf_addf(out, "network between nodes: %s", net_text);
+	if (gbps)
+		ll_buf_addf(out, " (%s Gb/s per node)", gbps);
+	ll_buf_addf(out, "; %d node%s. ", p->nnodes, p->nnodes == 1 ? "" : "s");
+	if (n_gpus == 0)
+		ll_buf_add(out, "Use data parallelism only.");
+	else if (domain > 1)
+		ll_buf_addf(out,
+			    "Keep tensor parallelism (and pipeline stages, when the model needs them) inside the "
+			    "NVLink domain: tensor-parallel size at most %d; use data parallelism (or sharded data "
+			    "parallelism such as FSDP/ZeRO) across domains and nodes.",
+			    domain);
+	else
+		ll_buf_add(out, "No NVLink between GPUs: tensor parallelism would cross PCIe; prefer data "
+				"parallelism (FSDP/ZeRO sharding to save memory) and pipeline stages if the model "
+				"does not fit one GPU.");
+	if (ll_streq(net, "socket") && p->nnodes > 1)
+		ll_buf_add(out, " Across nodes only TCP sockets are available: expect slow gradient all-reduce; "
+				"larger batches or gradient accumulation help.");
+}
+
+int ll_plan_parallelism_summary(const struct ll_facts *f, struct ll_buf *out)
+{
+	static char *const no_environ[] = { NULL };
+	struct ll_plan_input in = { .facts = f, .environ = no_environ, .nnodes = 1 };
+	_cleanup_(ll_plan_freep) struct ll_plan *p = NULL;
+	int r;
+
+	r = ll_plan_build(&in, &p, NULL);
+	if (r < 0)
+		return r;
+	ll_plan_summary(p, out);
+	return 0;
+}

@@ -1,0 +1,137 @@
+/* The rules about variables: which ones the planner decides (the `nccl` section),
+ * which values it accepts for them, which names a profile may not set, and the edit
+ * distance behind "did you mean". */
+#include <ctype.h>
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "llmlaunch/profile.h"
+#include "profile-internal.h"
+
+static bool in_list(const char *s, const char *const *list, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(s, list[i]) == 0)
+			return true;
+	return false;
+}
+
+/* Variables the planner decides (launcher/plan/plan.c): only these belong under `nccl`,
+ * where `auto` hands the decision back to the probe. */
+const char *const ll_planner_vars[] = {
+	"CUDA_DEVICE_ORDER",  "GLOO_SOCKET_IFNAME", "NCCL_IB_DISABLE",    "NCCL_IB_GID_INDEX",
+	"NCCL_IB_HCA",        "NCCL_NET_GDR_LEVEL", "NCCL_SOCKET_IFNAME", "OMP_NUM_THREADS",
+};
+
+const size_t ll_n_planner_vars = LL_ARRAY_SIZE(ll_planner_vars);
+
+bool ll_profile_parse_long(const char *s, long min, long max, long *ret)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < min || v > max)
+		return false;
+	*ret = v;
+	return true;
+}
+
+size_t ll_edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), r;
+	size_t *d;
+
+	/* Optimal string alignment: Levenshtein plus adjacent transpositions ("bnid" is one
+	 * edit from "bind"), case-insensitive because case slips are typos too. */
+	if (la > 256 || lb > 256)
+		return SIZE_MAX;
+	d = ll_malloc((la + 1) * (lb + 1) * sizeof(*d));
+#define D(i, j) d[(i) * (lb + 1) + (j)]
+	for (size_t i = 0; i <= la; i++)
+		D(i, 0) = i;
+	for (size_t j = 0; j <= lb; j++)
+		D(0, j) = j;
+	for (size_t i = 1; i <= la; i++) {
+		for (size_t j = 1; j <= lb; j++) {
+			int ai = tolower((unsigned char)a[i - 1]), bj = tolower((unsigned char)b[j - 1]);
+			size_t best = D(i - 1, j - 1) + (ai != bj);
+			if (D(i - 1, j) + 1 < best)
+				best = D(i - 1, j) + 1;
+			if (D(i, j - 1) + 1 < best)
+				best = D(i, j - 1) + 1;
+			if (i > 1 && j > 1 && ai == tolower((unsigned char)b[j - 2]) &&
+			    tolower((unsigned char)a[i - 2]) == bj && D(i - 2, j - 2) + 1 < best)
+				best = D(i - 2, j - 2) + 1;
+			D(i, j) = best;
+		}
+	}
+	r = D(la, lb);
+#undef D
+	free(d);
+	return r;
+}
+
+bool ll_profile_var_name_valid(const char *name)
+{
+	if (!name || !(*name == '_' || (*name >= 'A' && *name <= 'Z')))
+		return false;
+	for (const char *c = name + 1; *c; c++)
+		if (!(*c == '_' || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9')))
+			return false;
+	return true;
+}
+
+bool ll_profile_var_restricted(const char *name, const char *value)
+{
+	/* Each of these makes the workers load or run code chosen by whoever wrote the
+	 * profile: the dynamic loader (LD_*, GCONV_PATH), the interpreter's module
+	 * search (PYTHON*), the search path for programs, shell start-up files, CUDA's
+	 * injection hook and NCCL's plugin libraries (their value "none" only disables). */
+	static const char *const exact[] = {
+		"PATH", "PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "PYTHONUSERBASE", "PYTHONEXECUTABLE",
+		"PYTHONPLATLIBDIR", "GCONV_PATH", "BASH_ENV", "ENV", "CUDA_INJECTION64_PATH", "CUDA_INJECTION32_PATH",
+	};
+	static const char *const plugins[] = {
+		"NCCL_NET_PLUGIN", "NCCL_TUNER_PLUGIN", "NCCL_PROFILER_PLUGIN", "NCCL_ENV_PLUGIN",
+	};
+
+	if (ll_startswith(name, "LD_"))
+		return true;
+	if (in_list(name, exact, LL_ARRAY_SIZE(exact)))
+		return true;
+	if (in_list(name, plugins, LL_ARRAY_SIZE(plugins)))
+		return !(value && strcmp(value, "none") == 0);
+	return false;
+}
+
+bool ll_profile_nccl_value_valid(const char *name, const char *v, const char **expected)
+{
+	long x;
+
+	if (strcmp(name, "NCCL_IB_DISABLE") == 0) {
+		*expected = "0 or 1";
+		return strcmp(v, "0") == 0 || strcmp(v, "1") == 0;
+	}
+	if (strcmp(name, "NCCL_NET_GDR_LEVEL") == 0) {
+		static const char *const lv[] = { "LOC", "PIX", "PXB", "PHB", "SYS" };
+		*expected = "LOC, PIX, PXB, PHB, SYS or 0-5";
+		return in_list(v, lv, LL_ARRAY_SIZE(lv)) || ll_profile_parse_long(v, 0, 5, &x);
+	}
+	if (strcmp(name, "NCCL_IB_GID_INDEX") == 0) {
+		*expected = "a GID index from -1 to 255";
+		return ll_profile_parse_long(v, -1, 255, &x);
+	}
+	if (strcmp(name, "CUDA_DEVICE_ORDER") == 0) {
+		*expected = "PCI_BUS_ID or FASTEST_FIRST";
+		return strcmp(v, "PCI_BUS_ID") == 0 || strcmp(v, "FASTEST_FIRST") == 0;
+	}
+	if (strcmp(name, "OMP_NUM_THREADS") == 0) {
+		*expected = "a positive integer";
+		return ll_profile_parse_long(v, 1, 1 << 20, &x);
+	}
+	*expected = "a non-empty value";
+	return *v != '\0';
+}

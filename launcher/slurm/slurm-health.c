@@ -1,0 +1,139 @@
+/* The Prolog's verdict: the node's facts against the `expect` rules of its
+ * profiles. A fault drains the node, so only what the facts really show counts:
+ * anything unknown becomes a note, never a fault. */
+#include <string.h>
+
+#include "llmlaunch/slurm.h"
+
+static void add(char ***v, size_t *n, char *s)
+{
+	*(char **)ll_array_push(v, n, sizeof(char *)) = s;
+}
+
+static bool port_active(const struct ll_rdma_port *p)
+{
+	return p->state == LL_PORT_ACTIVE || p->state == LL_PORT_ACTIVE_DEFER;
+}
+
+/* "mlx5_3:1 DOWN, mlx5_5:1 Ethernet": the ports that did not count, so the admin
+ * sees which cable or switch port to look at. At most `max` are named. */
+static void describe_missing(const struct ll_facts *f, enum ll_link_layer want, struct ll_buf *out)
+{
+	const size_t max = 4;
+	size_t shown = 0, more = 0;
+
+	for (size_t i = 0; i < f->n_rdma; i++)
+		for (size_t j = 0; j < f->rdma[i].n_ports; j++) {
+			const struct ll_rdma_port *p = &f->rdma[i].ports[j];
+			const char *why;
+
+			if (!port_active(p))
+				why = ll_port_state_name(p->state) ? ll_port_state_name(p->state) : "state unknown";
+			else if (want != LL_LINK_LAYER_UNKNOWN && p->link_layer != want && p->link_layer != LL_LINK_LAYER_UNKNOWN)
+				why = ll_link_layer_name(p->link_layer);
+			else
+				continue;
+			if (shown == max) {
+				more++;
+				continue;
+			}
+			ll_buf_addf(out, "%s%s:%u %s", shown ? ", " : " (", f->rdma[i].name, p->number, why);
+			shown++;
+		}
+	if (more)
+		ll_buf_addf(out, " and %zu more", more);
+	if (shown)
+		ll_buf_addc(out, ')');
+}
+
+static void check_ports(const struct ll_facts *f, const struct ll_profile_expect *e, struct ll_health *h)
+{
+	enum ll_link_layer want = e->link_layer;
+	const char *layer = ll_link_layer_name(want);
+	size_t matched = 0, unknown_layer = 0, needed;
+	struct ll_buf b;
+
+	if (e->active_rdma_ports < 0 && want == LL_LINK_LAYER_UNKNOWN)
+		return;
+	h->n_stated += (e->active_rdma_ports >= 0) + (want != LL_LINK_LAYER_UNKNOWN);
+	for (size_t i = 0; i < f->n_rdma; i++)
+		for (size_t j = 0; j < f->rdma[i].n_ports; j++) {
+			const struct ll_rdma_port *p = &f->rdma[i].ports[j];
+
+			if (!port_active(p))
+				continue;
+			if (want == LL_LINK_LAYER_UNKNOWN || p->link_layer == want)
+				matched++;
+			else if (p->link_layer == LL_LINK_LAYER_UNKNOWN)
+				unknown_layer++;
+		}
+	needed = e->active_rdma_ports >= 0 ? (size_t)e->active_rdma_ports : 1;
+	if (matched >= needed) {
+		h->n_checked += (e->active_rdma_ports >= 0) + (want != LL_LINK_LAYER_UNKNOWN);
+		return;
+	}
+	if (matched + unknown_layer >= needed) {
+		/* Enough active ports, but the snapshot does not say their link layer
+		 * (a plain lstopo export): cannot tell, so do not drain. */
+		add(&h->notes, &h->n_notes,
+		    ll_asprintf("%zu active RDMA port(s) have no known link layer: cannot check that %zu are %s",
+				unknown_layer, needed, layer));
+		return;
+	}
+	h->n_checked += (e->active_rdma_ports >= 0) + (want != LL_LINK_LAYER_UNKNOWN);
+	ll_buf_init(&b);
+	if (e->active_rdma_ports >= 0)
+		ll_buf_addf(&b, "expected at least %d active %s%sRDMA port%s, found %zu", e->active_rdma_ports,
+			    layer ? layer : "", layer ? " " : "", e->active_rdma_ports == 1 ? "" : "s", matched);
+	else
+		ll_buf_addf(&b, "expected an active %s RDMA port, found none", layer);
+	describe_missing(f, want, &b);
+	add(&h->faults, &h->n_faults, ll_buf_detach(&b));
+	ll_buf_release(&b);
+}
+
+void ll_health_check(const struct ll_facts *f, const struct ll_profile_expect *e, struct ll_health *h)
+{
+	*h = (struct ll_health){ 0 };
+
+	if (e->gpus >= 0) {
+		h->n_stated++;
+		h->n_checked++;
+		if (f->n_gpus < (size_t)e->gpus)
+			add(&h->faults, &h->n_faults,
+			    ll_asprintf("expected %d GPU%s, found %zu", e->gpus, e->gpus == 1 ? "" : "s", f->n_gpus));
+	}
+	check_ports(f, e, h);
+	if (e->gdr_required == LL_YES) {
+		h->n_stated++;
+		if (f->gdr_ready == LL_UNKNOWN) {
+			add(&h->notes, &h->n_notes,
+			    ll_strdup("GPUDirect RDMA readiness is unknown (a snapshot without it): not checked"));
+		} else {
+			h->n_checked++;
+			if (f->gdr_ready != LL_YES)
+				add(&h->faults, &h->n_faults,
+				    ll_strdup("GPUDirect RDMA is required but neither nvidia_peermem nor nv_peer_mem "
+					      "is loaded"));
+		}
+	}
+}
+
+void ll_health_release(struct ll_health *h)
+{
+	ll_strv_free(h->faults, h->n_faults);
+	ll_strv_free(h->notes, h->n_notes);
+	*h = (struct ll_health){ 0 };
+}
+
+char *ll_health_faults_line(const struct ll_health *h)
+{
+	struct ll_buf b;
+
+	if (h->n_faults == 0)
+		return NULL;
+	ll_buf_init(&b);
+	for (size_t i = 0; i < h->n_faults; i++)
+		ll_buf_addf(&b, "%s%s", i ? "; " : "", h->faults[i]);
+	return ll_buf_detach(&b);
+}
