@@ -12,6 +12,7 @@
 #include <sys/types.h>
 #include "llmlaunch/agree.h"
 #include "llmlaunch/plan.h"
+#include "llmlaunch/torchrun-options.h"
 #include "llmlaunch/util.h"
 
 #define LL_PLACEMENT_ENV "LLMLAUNCH_PLACEMENT"
@@ -19,23 +20,6 @@
  * failure as its own exit status 1; these records let llmlaunch exit with the
  * failing script's status instead. */
 #define LL_STATUS_DIR_ENV "LLMLAUNCH_STATUS_DIR"
-
-/* ---- torchrun's own options ------------------------------------------------ */
-
-/* One option of torch.distributed.run, spelled with underscores as torch 1.13's
- * argparse requires (newer torch accepts both). */
-struct ll_torchrun_option {
-	const char *name;       /* "nproc_per_node" */
-	char short_name;        /* 'r' for --redirects, 0 if none */
-	bool has_arg;
-};
-
-/* The known options, ending with a { NULL } entry. */
-extern const struct ll_torchrun_option ll_torchrun_options[];
-
-/* Look an option up by its long name without the leading dashes, with dashes or
- * underscores ("nproc-per-node" and "nproc_per_node" both match). NULL if unknown. */
-const struct ll_torchrun_option *ll_torchrun_option_find(const char *name);
 
 /* A torchrun option the user gave. `name` points into ll_torchrun_options;
  * `value` is borrowed (argv), NULL for flags. */

@@ -20,11 +20,11 @@
  * environment they were read from. */
 struct ll_slurm_job {
 	bool in_step;               /* SLURM_STEP_ID set: inside srun, not the batch script */
-	const char *nodelist;       /* the step's node list, else the job's */
+	const char *nodelist;       /* the step's node list, else the job's; NULL unset */
 	long nnodes;                /* the step's node count, else the job's */
 	const char *nnodes_name;    /* the variable it came from */
 	long node_id;               /* SLURM_NODEID, 0 when unset */
-	long job_id;
+	long job_id;                /* -1 unset */
 	long step_id;               /* -1: not a numbered step ("batch", "extern", none) */
 	long step_tasks;            /* SLURM_STEP_NUM_TASKS, -1 unset */
 	const char *topology_addr;  /* SLURM_TOPOLOGY_ADDR ("s1.s7.n12"), NULL */
@@ -35,8 +35,9 @@ bool ll_slurm_in_job(char *const *env);
 
 /* Read the job from `env` (NULL: the process's). The node count is, in this order,
  * SLURM_STEP_NUM_NODES, SLURM_JOB_NUM_NODES, SLURM_NNODES; an empty value counts as
- * unset. -EINVAL naming the variable when one is missing or not a number, or when
- * SLURM_NODEID is outside the node count. */
+ * unset. -ENOENT when there is no node count (not in a job), -EINVAL naming the
+ * variable when a value is not a number or SLURM_NODEID is outside the count. The node list and job id may
+ * be unset (-1, NULL): a caller that needs them checks. */
 int ll_slurm_job_read(char *const *env, struct ll_slurm_job *ret, struct ll_error *err);
 
 /* ---- health (launcher/slurm/slurm-health.c) ---- */

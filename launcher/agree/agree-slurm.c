@@ -29,6 +29,9 @@ int agree_slurm_run(const struct ll_agree_options *o, struct ll_cluster *ret, st
 	r = ll_slurm_job_read(o->environ, &job, err);
 	if (r < 0)
 		return r;
+	if (!job.nodelist || job.job_id < 0)
+		return ll_error_set(err, -EINVAL, "SLURM_JOB_ID and SLURM_JOB_NODELIST are not both set: not inside a "
+						  "Slurm job");
 	if (job.in_step && job.step_tasks > job.nnodes) {
 		r = ll_error_set(err, -EINVAL,
 				 "%ld llmlaunch processes on %ld node%s: llmlaunch runs once per node and starts that "

@@ -95,17 +95,7 @@ int cmd_env(int argc, char **argv, struct ll_ctx *ctx)
 		return r < 0 ? LL_EXIT_USAGE : LL_EXIT_OK;
 	}
 	ll_buf_init(&out);
-	r = ll_ctx_plan(ctx, &o.plan, environ, &plan, NULL, &err);
-	if (r >= 0) {
-		/* Under a launcher the plan gets the cluster-wide values (stage 3); alone, nothing changes. */
-		struct ll_cluster cluster = { 0 };
-
-		o.agree.launcher_only = true;
-		r = ll_agree(plan, ctx->facts, &o.agree, &cluster, &err);
-		for (size_t i = 0; r >= 0 && i < cluster.n_notes; i++)
-			ll_warnf("%s", cluster.notes[i]);
-		ll_cluster_release(&cluster);
-	}
+	r = ll_ctx_plan_agreed(ctx, &o.plan, &o.agree, environ, &plan, &err);
 	if (r >= 0)
 		r = ll_env_write_plan(o.format, plan, &out, &err);
 	if (r < 0) {
@@ -117,10 +107,6 @@ int cmd_env(int argc, char **argv, struct ll_ctx *ctx)
 				ll_warnf("%s%s%s", plan->lints[i].variable ? plan->lints[i].variable : "",
 					 plan->lints[i].variable ? ": " : "", plan->lints[i].message);
 		fputs(out.s, stdout);
-		if (fflush(stdout) != 0 || ferror(stdout)) {
-			ll_errorf("env: cannot write to standard output");
-			status = LL_EXIT_FAILURE;
-		}
 	}
 	ll_buf_release(&out);
 	ll_error_clear(&err);

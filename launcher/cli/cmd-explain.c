@@ -161,17 +161,7 @@ int cmd_explain(int argc, char **argv, struct ll_ctx *ctx)
 		ll_plan_cmd_options_release(&o.plan);
 		return r < 0 ? LL_EXIT_USAGE : LL_EXIT_OK;
 	}
-	r = ll_ctx_plan(ctx, &o.plan, environ, &plan, NULL, &err);
-	if (r >= 0) {
-		/* Under a launcher the plan gets the cluster-wide values (stage 3); alone, nothing changes. */
-		struct ll_cluster cluster = { 0 };
-
-		o.agree.launcher_only = true;
-		r = ll_agree(plan, ctx->facts, &o.agree, &cluster, &err);
-		for (size_t i = 0; r >= 0 && i < cluster.n_notes; i++)
-			ll_warnf("%s", cluster.notes[i]);
-		ll_cluster_release(&cluster);
-	}
+	r = ll_ctx_plan_agreed(ctx, &o.plan, &o.agree, environ, &plan, &err);
 	ll_plan_cmd_options_release(&o.plan);
 	if (r < 0) {
 		ll_report(&err);
@@ -190,9 +180,6 @@ int cmd_explain(int argc, char **argv, struct ll_ctx *ctx)
 	ll_buf_release(&summary);
 	print_lint(out, plan);
 	ll_out_close_object(out);
-	if (ll_out_finish(out) < 0) {
-		ll_errorf("explain: cannot write to standard output");
-		return LL_EXIT_FAILURE;
-	}
-	return LL_EXIT_OK;
+	/* A failed write is reported once, by main(). */
+	return ll_out_finish(out) < 0 ? LL_EXIT_FAILURE : LL_EXIT_OK;
 }

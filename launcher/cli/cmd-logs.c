@@ -325,8 +325,6 @@ static int follow(const struct logs_options *o)
 		(void)poll(&pfd, pfd.fd >= 0 ? 1 : 0, LL_NCCLWATCH_INTERVAL_MS);
 	}
 	ll_ncclwatch_finish(w, stdout);
-	if (fflush(stdout) != 0)
-		return LL_EXIT_FAILURE;
 	return ll_ncclwatch_verdict(w)->error ? LL_EXIT_FAILURE : LL_EXIT_OK;
 }
 
@@ -355,9 +353,7 @@ int cmd_logs(int argc, char **argv, struct ll_ctx *ctx)
 		}
 	}
 	v = ll_ncclscan_result(s);
-	if (print_verdict(v, o.json) < 0) {
-		ll_errorf("cannot write the report: %s", strerror(EIO));
-		return LL_EXIT_FAILURE;
-	}
+	if (print_verdict(v, o.json) < 0)
+		return LL_EXIT_FAILURE; /* reported once, by main() */
 	return v->error ? LL_EXIT_FAILURE : LL_EXIT_OK;
 }

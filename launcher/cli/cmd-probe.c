@@ -398,9 +398,6 @@ int cmd_probe(int argc, char **argv, struct ll_ctx *ctx)
 			return LL_EXIT_FAILURE;
 		}
 	}
-	if (print_facts(facts, opts.json) < 0) {
-		ll_errorf("cannot write to stdout: %s", strerror(EIO));
-		return LL_EXIT_FAILURE;
-	}
-	return LL_EXIT_OK;
+	/* A failed write is reported once, by main(). */
+	return print_facts(facts, opts.json) < 0 ? LL_EXIT_FAILURE : LL_EXIT_OK;
 }

@@ -131,10 +131,8 @@ static int cmd_list(struct ll_ctx *ctx, const struct profiles_options *po)
 	if (n == 0)
 		ll_out_text(o, "(no profiles found)\n");
 	ll_out_close_object(o);
-	if (ll_out_finish(o) < 0) {
-		ll_errorf("cannot write to stdout");
-		status = LL_EXIT_FAILURE;
-	}
+	if (ll_out_finish(o) < 0)
+		status = LL_EXIT_FAILURE; /* reported once, by main() */
 	ll_strv_free_null(names);
 	ll_strv_free_null(paths);
 	ll_strv_free_null(dirs);
@@ -257,11 +255,7 @@ static int cmd_show(struct ll_ctx *ctx, const struct profiles_options *po, int a
 	ll_out_open_object(o, NULL);
 	print_set(o, set);
 	ll_out_close_object(o);
-	if (ll_out_finish(o) < 0) {
-		ll_errorf("cannot write to stdout");
-		return LL_EXIT_FAILURE;
-	}
-	return LL_EXIT_OK;
+	return ll_out_finish(o) < 0 ? LL_EXIT_FAILURE : LL_EXIT_OK; /* a failed write: main() says it */
 }
 
 /* ---- validate ---- */
@@ -311,10 +305,35 @@ static int cmd_validate(struct ll_ctx *ctx, int argc, char **argv)
 	for (int i = 0; i < argc; i++)
 		if (validate_one(ctx, argv[i]) < 0)
 			status = LL_EXIT_FAILURE;
-	if (fflush(stdout) != 0)
-		status = LL_EXIT_FAILURE;
 	return status;
 }
+
+static int cmd_list_args(struct ll_ctx *ctx, const struct profiles_options *o, int argc, char **argv)
+{
+	(void)argv;
+	if (argc > 0) {
+		ll_errorf("'profiles list' takes no arguments");
+		return LL_EXIT_USAGE;
+	}
+	return cmd_list(ctx, o);
+}
+
+static int cmd_validate_args(struct ll_ctx *ctx, const struct profiles_options *o, int argc, char **argv)
+{
+	(void)o;
+	return cmd_validate(ctx, argc, argv);
+}
+
+/* The subcommands, as the top-level table (launcher/cli/commands.c) but with the
+ * options parsed before the subcommand's name. */
+static const struct {
+	const char *name;
+	int (*fn)(struct ll_ctx *ctx, const struct profiles_options *o, int argc, char **argv);
+} profiles_commands[] = {
+	{ "list", cmd_list_args },
+	{ "show", cmd_show },
+	{ "validate", cmd_validate_args },
+};
 
 int cmd_profiles(int argc, char **argv, struct ll_ctx *ctx)
 {
@@ -324,7 +343,7 @@ int cmd_profiles(int argc, char **argv, struct ll_ctx *ctx)
 
 	r = parse_argv(argc, argv, ctx, &o);
 	if (r <= 0)
-		return r == 0 ? (fflush(stdout) == 0 ? LL_EXIT_OK : LL_EXIT_FAILURE) : LL_EXIT_USAGE;
+		return r == 0 ? LL_EXIT_OK : LL_EXIT_USAGE;
 	if (optind >= argc) {
 		usage(stderr);
 		return LL_EXIT_USAGE;
@@ -332,18 +351,13 @@ int cmd_profiles(int argc, char **argv, struct ll_ctx *ctx)
 	sub = argv[optind];
 	argc -= optind + 1;
 	argv += optind + 1;
-	if (strcmp(sub, "list") == 0) {
-		if (argc > 0) {
-			ll_errorf("'profiles list' takes no arguments");
-			return LL_EXIT_USAGE;
-		}
-		return cmd_list(ctx, &o);
-	}
-	if (strcmp(sub, "show") == 0)
-		return cmd_show(ctx, &o, argc, argv);
-	if (strcmp(sub, "validate") == 0)
-		return cmd_validate(ctx, argc, argv);
-	ll_errorf("unknown 'profiles' command '%s'", sub);
-	fprintf(stderr, "hint: use list, show or validate\n");
+	for (size_t i = 0; i < LL_ARRAY_SIZE(profiles_commands); i++)
+		if (strcmp(sub, profiles_commands[i].name) == 0)
+			return profiles_commands[i].fn(ctx, &o, argc, argv);
+	ll_errorf("profiles: unknown subcommand '%s'", sub);
+	fputs("hint: one of", stderr);
+	for (size_t i = 0; i < LL_ARRAY_SIZE(profiles_commands); i++)
+		fprintf(stderr, "%s '%s'", i ? "," : "", profiles_commands[i].name);
+	fputs("; see 'llmlaunch profiles --help'\n", stderr);
 	return LL_EXIT_USAGE;
 }

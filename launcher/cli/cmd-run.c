@@ -221,9 +221,7 @@ int cmd_run(int argc, char **argv, struct ll_ctx *ctx)
 	r = run_parse_argv(argc, argv, ctx, &o);
 	if (r <= 0) {
 		run_options_release(&o);
-		if (r == 0)
-			return fflush(stdout) == 0 ? LL_EXIT_OK : LL_EXIT_FAILURE;
-		return LL_EXIT_USAGE;
+		return r == 0 ? LL_EXIT_OK : LL_EXIT_USAGE;
 	}
 
 	/* Cheap checks first: a typo should not cost a probe. */

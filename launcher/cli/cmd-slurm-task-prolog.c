@@ -102,11 +102,12 @@ static void apply_job(struct ll_plan *plan, struct ll_buf *out, bool warnings)
 	struct ll_cluster cluster = { .backend = LL_AGREE_SLURM };
 	struct ll_slurm_job job;
 	struct ll_error err = { 0 };
+	int r;
 
-	if (!ll_slurm_in_job(environ))
-		return;
-	if (ll_slurm_job_read(environ, &job, &err) < 0) {
-		if (warnings)
+	r = ll_slurm_job_read(environ, &job, &err);
+	if (r < 0) {
+		/* Outside a job (an admin trying it by hand) there is nothing to say. */
+		if (warnings && r != -ENOENT)
 			add_print(out, "llmlaunch: warning: LLMLAUNCH_NNODES not exported: %s", err.message);
 		ll_error_clear(&err);
 		return;
@@ -194,9 +195,9 @@ int ll_cmd_slurm_task_prolog(int argc, char **argv, struct ll_ctx *ctx)
 		apply_job(plan, &out, warnings);
 		task_prolog_output(plan, warnings, &out);
 	}
+	/* Output that cannot be written (main() reports it, and exits 1) is the one
+	 * failure that is not the job's business: Slurm would not see the exports. */
 	fputs(out.s, stdout);
-	if (fflush(stdout) != 0 || ferror(stdout))
-		ll_errorf("slurm task-prolog: cannot write to standard output");
 	ll_buf_release(&out);
 	ll_error_clear(&err);
 	ll_plan_cmd_options_release(&o.plan);

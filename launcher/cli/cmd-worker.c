@@ -161,7 +161,7 @@ int cmd_worker(int argc, char **argv, struct ll_ctx *ctx)
 	(void)ctx;
 	r = parse_argv(argc, argv, &o);
 	if (r <= 0)
-		return r == 0 ? (fflush(stdout) == 0 ? LL_EXIT_OK : LL_EXIT_FAILURE) : LL_EXIT_USAGE;
+		return r == 0 ? LL_EXIT_OK : LL_EXIT_USAGE;
 
 	if (o.cpuset || o.membind) {
 		pl.cpus = ll_strdup(o.cpuset);

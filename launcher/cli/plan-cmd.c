@@ -99,3 +99,27 @@ int ll_ctx_plan(struct ll_ctx *ctx, const struct ll_plan_cmd_options *o, char *c
 		*ret_profiles = LL_TAKE(set);
 	return 0;
 }
+
+int ll_ctx_plan_agreed(struct ll_ctx *ctx, const struct ll_plan_cmd_options *o, struct ll_agree_options *agree,
+		       char *const *environ_, struct ll_plan **ret, struct ll_error *err)
+{
+	_cleanup_(ll_plan_freep) struct ll_plan *plan = NULL;
+	struct ll_cluster cluster = { 0 };
+	int r;
+
+	r = ll_ctx_plan(ctx, o, environ_, &plan, NULL, err);
+	if (r < 0)
+		return r;
+	agree->launcher_only = true;
+	if (!agree->environ)
+		agree->environ = environ_;
+	r = ll_agree(plan, ctx->facts, agree, &cluster, err);
+	if (r >= 0)
+		for (size_t i = 0; i < cluster.n_notes; i++)
+			ll_warnf("%s", cluster.notes[i]);
+	ll_cluster_release(&cluster);
+	if (r < 0)
+		return r;
+	*ret = LL_TAKE(plan);
+	return 0;
+}

@@ -14,50 +14,6 @@
 
 #include "llmlaunch/launch.h"
 
-/* torch.distributed.run's options (torch 1.13 spelling); a few from newer torch are
- * listed so that they pass through rather than being refused here. */
-const struct ll_torchrun_option ll_torchrun_options[] = {
-	{ "nnodes", 0, true },
-	{ "nproc_per_node", 0, true },
-	{ "rdzv_backend", 0, true },
-	{ "rdzv_endpoint", 0, true },
-	{ "rdzv_id", 0, true },
-	{ "rdzv_conf", 0, true },
-	{ "standalone", 0, false },
-	{ "max_restarts", 0, true },
-	{ "monitor_interval", 0, true },
-	{ "start_method", 0, true },
-	{ "role", 0, true },
-	{ "no_python", 0, false },
-	{ "run_path", 0, false },
-	{ "log_dir", 0, true },
-	{ "redirects", 'r', true },
-	{ "tee", 't', true },
-	{ "node_rank", 0, true },
-	{ "master_addr", 0, true },
-	{ "master_port", 0, true },
-	{ "local_addr", 0, true },
-	{ "logs_specs", 0, true },
-	{ "local_ranks_filter", 0, true },
-	{ NULL, 0, false },
-};
-
-const struct ll_torchrun_option *ll_torchrun_option_find(const char *name)
-{
-	for (const struct ll_torchrun_option *o = ll_torchrun_options; o->name; o++) {
-		size_t i;
-
-		for (i = 0; o->name[i] && name[i]; i++) {
-			char c = name[i] == '-' ? '_' : name[i];
-			if (c != o->name[i])
-				break;
-		}
-		if (!o->name[i] && !name[i])
-			return o;
-	}
-	return NULL;
-}
-
 char *ll_placement_format(const struct ll_rank_placement *ranks, size_t n_ranks)
 {
 	struct ll_buf b;

@@ -10,6 +10,7 @@
 
 #include "llmlaunch/file.h"
 #include "llmlaunch/profile.h"
+#include "llmlaunch/torchrun-options.h"
 #include "profile-internal.h"
 #include "profile-yaml.h"
 
@@ -29,28 +30,6 @@ static const char *const match_keys[] = {
 };
 static const char *const expect_keys[] = { "gpus", "active_rdma_ports", "link_layer", "gdr_required" };
 static const char *const value_keys[] = { "value", "when_exists" };
-
-enum tr_kind { TR_STRING, TR_UINT, TR_NUMBER, TR_ENUM, TR_PORT, TR_NPROC };
-static const struct {
-	const char *name;
-	enum tr_kind kind;
-	const char *choices; /* TR_ENUM: '|'-separated */
-} torchrun_opts[] = {
-	{ "rdzv_backend", TR_ENUM, "c10d|static|etcd|etcd-v2" },
-	{ "rdzv_endpoint", TR_STRING, NULL },
-	{ "rdzv_id", TR_STRING, NULL },
-	{ "rdzv_conf", TR_STRING, NULL },
-	{ "max_restarts", TR_UINT, NULL },
-	{ "monitor_interval", TR_NUMBER, NULL },
-	{ "start_method", TR_ENUM, "spawn|fork|forkserver" },
-	{ "nproc_per_node", TR_NPROC, NULL },
-	{ "role", TR_STRING, NULL },
-	{ "log_dir", TR_STRING, NULL },
-	{ "redirects", TR_STRING, NULL },
-	{ "tee", TR_STRING, NULL },
-	{ "master_port", TR_PORT, NULL },
-	{ "local_addr", TR_STRING, NULL },
-};
 
 struct loader {
 	const char *origin;
@@ -360,56 +339,53 @@ static void on_torchrun(struct loader *l, const struct ll_ynode *k, const struct
 			void *data)
 {
 	_cleanup_free_ char *name = ll_asprintf("torchrun.%s", k->s);
-	size_t i, before = l->diags.n;
+	const struct ll_torchrun_option *opt = ll_torchrun_option_find(k->s);
+	size_t before = l->diags.n;
 	long x;
 	char *end;
 
 	(void)data;
-	for (i = 0; i < LL_ARRAY_SIZE(torchrun_opts); i++)
-		if (strcmp(torchrun_opts[i].name, k->s) == 0)
-			break;
+	/* walk_mapping passed only the profile keys of the table. */
+	if (!opt || opt->profile == LL_TORCHRUN_NONE)
+		return;
 	/* Validation first, then add_value for the text checks and the entry itself. */
 	if (v && v->type == LL_YNODE_SCALAR && !ll_ynode_is_null(v)) {
 		const char *s = v->s;
-		switch (torchrun_opts[i].kind) {
-		case TR_UINT:
+		switch (opt->profile) {
+		case LL_TORCHRUN_UINT:
 			if (!ll_profile_parse_long(s, 0, INT_MAX, &x))
 				diag_add(l, v, path, NULL, "'%s' is not a non-negative integer", s);
 			break;
-		case TR_PORT:
+		case LL_TORCHRUN_PORT:
 			if (!ll_profile_parse_long(s, 1, 65535, &x))
 				diag_add(l, v, path, NULL, "'%s' is not a port number (1-65535)", s);
 			break;
-		case TR_NUMBER:
+		case LL_TORCHRUN_NUMBER:
 			errno = 0;
 			if (strtod(s, &end) <= 0 || *end || end == s || errno)
 				diag_add(l, v, path, NULL, "'%s' is not a positive number", s);
 			break;
-		case TR_NPROC:
+		case LL_TORCHRUN_NPROC:
 			if (strcmp(s, "auto") && strcmp(s, "gpu") && strcmp(s, "cpu") && !ll_profile_parse_long(s, 1, 1 << 16, &x))
 				diag_add(l, v, path, NULL, "'%s' is not auto, gpu, cpu or a positive integer", s);
 			break;
-		case TR_ENUM: {
-			_cleanup_free_ char *copy = ll_strdup(torchrun_opts[i].choices);
+		case LL_TORCHRUN_ENUM: {
+			_cleanup_free_ char *copy = ll_strdup(opt->choices);
 			bool ok = false;
 			for (char *t = strtok(copy, "|"); t && !ok; t = strtok(NULL, "|"))
 				ok = strcmp(t, s) == 0;
 			if (!ok)
-				diag_add(l, v, path, NULL, "'%s' is not one of %s", s, torchrun_opts[i].choices);
+				diag_add(l, v, path, NULL, "'%s' is not one of %s", s, opt->choices);
 			break;
 		}
-		case TR_STRING:
+		case LL_TORCHRUN_STRING:
+		case LL_TORCHRUN_NONE:
 			break;
 		}
 	}
 	if (l->diags.n == before)
 		add_value(l, k, v, path, LL_PROFILE_TORCHRUN, name);
 }
-
-static const char *const torchrun_key_list[] = {
-	"rdzv_backend", "rdzv_endpoint", "rdzv_id", "rdzv_conf", "max_restarts", "monitor_interval", "start_method",
-	"nproc_per_node", "role", "log_dir", "redirects", "tee", "master_port", "local_addr",
-};
 
 static void on_match(struct loader *l, const struct ll_ynode *k, const struct ll_ynode *v, const char *path, void *data)
 {
@@ -509,7 +485,10 @@ static void on_top(struct loader *l, const struct ll_ynode *k, const struct ll_y
 		vc.section = k->s[0] == 'n' ? LL_PROFILE_NCCL : LL_PROFILE_ENV;
 		walk_mapping(l, v, path, NULL, 0, on_var, &vc);
 	} else if (strcmp(k->s, "torchrun") == 0) {
-		walk_mapping(l, v, path, torchrun_key_list, LL_ARRAY_SIZE(torchrun_key_list), on_torchrun, NULL);
+		size_t n_keys;
+		const char *const *keys = ll_torchrun_profile_keys(&n_keys);
+
+		walk_mapping(l, v, path, keys, n_keys, on_torchrun, NULL);
 	} else if (strcmp(k->s, "expect") == 0) {
 		walk_mapping(l, v, path, expect_keys, LL_ARRAY_SIZE(expect_keys), on_expect, NULL);
 	} else if (strcmp(k->s, "bind") == 0) {

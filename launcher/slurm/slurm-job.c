@@ -31,7 +31,7 @@ bool ll_slurm_in_job(char *const *env)
 
 int ll_slurm_job_read(char *const *env, struct ll_slurm_job *ret, struct ll_error *err)
 {
-	struct ll_slurm_job j = { .step_id = -1, .step_tasks = -1 };
+	struct ll_slurm_job j = { .job_id = -1, .step_id = -1, .step_tasks = -1 };
 	const char *s;
 	int r;
 
@@ -40,8 +40,6 @@ int ll_slurm_job_read(char *const *env, struct ll_slurm_job *ret, struct ll_erro
 	j.nodelist = ll_env_get_nonempty(env, "SLURM_STEP_NODELIST");
 	if (!j.nodelist)
 		j.nodelist = ll_env_get_nonempty(env, "SLURM_JOB_NODELIST");
-	if (!j.nodelist)
-		return ll_error_set(err, -EINVAL, "SLURM_JOB_NODELIST is not set: not inside a Slurm job");
 
 	j.nnodes_name = "SLURM_STEP_NUM_NODES";
 	s = ll_env_get_nonempty(env, j.nnodes_name);
@@ -54,7 +52,7 @@ int ll_slurm_job_read(char *const *env, struct ll_slurm_job *ret, struct ll_erro
 		s = ll_env_get_nonempty(env, j.nnodes_name);
 	}
 	if (!s)
-		return ll_error_set(err, -EINVAL,
+		return ll_error_set(err, -ENOENT,
 				    "none of SLURM_STEP_NUM_NODES, SLURM_JOB_NUM_NODES, SLURM_NNODES is set: "
 				    "the job's node count is unknown");
 	if ((r = parse_number(j.nnodes_name, s, &j.nnodes, err)) < 0)
@@ -63,7 +61,7 @@ int ll_slurm_job_read(char *const *env, struct ll_slurm_job *ret, struct ll_erro
 	if ((r = parse_number("SLURM_NODEID", s ? s : "0", &j.node_id, err)) < 0)
 		return r;
 	s = ll_env_get_nonempty(env, "SLURM_JOB_ID");
-	if ((r = parse_number("SLURM_JOB_ID", s, &j.job_id, err)) < 0)
+	if (s && (r = parse_number("SLURM_JOB_ID", s, &j.job_id, err)) < 0)
 		return r;
 	s = ll_env_get_nonempty(env, "SLURM_STEP_ID");
 	/* "batch", "extern": not a number, and not a step of ours. */
