@@ -79,16 +79,12 @@ void *ll_array_push(void *arrayp, size_t *count, size_t elem)
 
 static int error_vset(struct ll_error *err, const char *fmt, va_list ap)
 {
-	struct ll_buf b;
-
 	if (!err)
 		return 0;
-	ll_buf_init(&b);
-	ll_buf_vaddf(&b, fmt, ap);
 	free(err->message);
 	free(err->hint);
 	err->hint = NULL;
-	err->message = ll_buf_detach(&b);
+	err->message = ll_vasprintf(fmt, ap);
 	return 0;
 }
 
@@ -104,36 +100,33 @@ int ll_error_set(struct ll_error *err, int code, const char *fmt, ...)
 
 void ll_error_hint(struct ll_error *err, const char *fmt, ...)
 {
-	struct ll_buf b;
 	va_list ap;
 
 	if (!err)
 		return;
-	ll_buf_init(&b);
-	va_start(ap, fmt);
-	ll_buf_vaddf(&b, fmt, ap);
-	va_end(ap);
 	free(err->hint);
-	err->hint = ll_buf_detach(&b);
+	va_start(ap, fmt);
+	err->hint = ll_vasprintf(fmt, ap);
+	va_end(ap);
 }
 
 void ll_error_prefix(struct ll_error *err, const char *fmt, ...)
 {
-	struct ll_buf b;
+	char *context;
 	va_list ap;
 
 	if (!err)
 		return;
-	ll_buf_init(&b);
 	va_start(ap, fmt);
-	ll_buf_vaddf(&b, fmt, ap);
+	context = ll_vasprintf(fmt, ap);
 	va_end(ap);
 	if (err->message) {
-		ll_buf_add(&b, ": ");
-		ll_buf_add(&b, err->message);
+		char *m = ll_asprintf("%s: %s", context, err->message);
+		free(context);
+		context = m;
 		free(err->message);
 	}
-	err->message = ll_buf_detach(&b);
+	err->message = context;
 }
 
 void ll_error_clear(struct ll_error *err)
@@ -257,6 +250,21 @@ void ll_strv_free_null(char **v)
 	for (char **s = v; *s; s++)
 		free(*s);
 	free(v);
+}
+
+int ll_parse_long(const char *s, long min, long max, long *ret)
+{
+	char *end;
+	long v;
+
+	if (!s || !*s)
+		return -EINVAL;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || *end || end == s || v < min || v > max)
+		return -EINVAL;
+	*ret = v;
+	return 0;
 }
 
 int ll_parse_digits(const char *s, size_t n, int *ret)

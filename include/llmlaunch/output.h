@@ -14,8 +14,9 @@ struct ll_out;
 
 struct ll_out *ll_out_new(FILE *f, bool json);
 bool ll_out_is_json(const struct ll_out *o);
-/* Write the JSON document (no-op in text mode), flush and check the stream.
- * Returns 0 or -EIO; frees `o`. */
+/* Write the JSON document (no-op in text mode) and check the stream's error flag;
+ * main() flushes standard output and reports a failed write once. Returns 0 or
+ * -EIO; frees `o`. */
 int ll_out_finish(struct ll_out *o);
 
 void ll_out_open_object(struct ll_out *o, const char *key); /* key NULL inside arrays / at top */

@@ -44,6 +44,22 @@ struct ll_agree_options;
 int ll_plan_cmd_fallback(const char *cmd, int c, char *arg, char **argv, struct ll_ctx *ctx,
 			 struct ll_plan_cmd_options *plan, struct ll_agree_options *agree);
 
+/* The option loop of the commands that plan (env, explain, slurm task-prolog): the
+ * command's own options (`own`, values from 1 up to 0x1000, handled by own_option,
+ * which returns 0 or -EINVAL after reporting), the planner's, the agreement's when
+ * `agree` is set, the common ones, and -h/--help (prints `usage` on stdout).
+ * Returns <0 after reporting a usage error, 0 when help was printed, 1 to go on. */
+struct ll_plan_cmd_parser {
+	const char *name;               /* "env", "slurm task-prolog": prefix of messages */
+	const char *usage;
+	const struct option *own;       /* ends with { 0 }; NULL: none */
+	int (*own_option)(void *data, int opt, char *arg);
+	void *data;
+	struct ll_plan_cmd_options *plan;
+	struct ll_agree_options *agree; /* NULL: the command does not agree */
+};
+int ll_plan_cmd_parse(int argc, char **argv, struct ll_ctx *ctx, const struct ll_plan_cmd_parser *p);
+
 /* Probe (or replay) this node, resolve the profiles of ctx, and plan with
  * `environ_`. The plan owns copies of everything; *ret_profiles (optional) receives
  * the profile set for callers that show the layers. */

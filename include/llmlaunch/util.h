@@ -72,6 +72,9 @@ void ll_strv_free(char **v, size_t n);
 /* Free a NULL-terminated vector of strings and the vector. NULL is fine. */
 void ll_strv_free_null(char **v);
 
+/* All of s is a decimal number from min to max (leading blanks and a sign as strtol
+ * takes them). 0, or -EINVAL with *ret untouched. */
+int ll_parse_long(const char *s, long min, long max, long *ret);
 /* The first n characters of s are 1 to 9 decimal digits and nothing else. */
 int ll_parse_digits(const char *s, size_t n, int *ret);
 

@@ -46,39 +46,26 @@ static const char usage_text[] =
 
 enum { OPT_FORMAT = 1 };
 
+static int env_option(void *data, int opt, char *arg)
+{
+	struct env_options *o = data;
+
+	if (opt == OPT_FORMAT && ll_env_format_parse(arg, &o->format) < 0) {
+		ll_errorf("env: unknown format '%s' (sh, fish, dotenv, json or slurm)", arg);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /* Returns <0 usage error, 0 exit now (help), 1 continue. */
 static int parse_argv(int argc, char **argv, struct ll_ctx *ctx, struct env_options *o)
 {
-	static const struct option longopts[] = {
-		{ "format", required_argument, NULL, OPT_FORMAT },
-		{ "help", no_argument, NULL, 'h' },
-		LL_PLAN_LONG_OPTIONS,
-		LL_COMMON_LONG_OPTIONS,
-		LL_AGREE_LONG_OPTIONS,
-		{ 0 },
+	static const struct option own[] = { { "format", required_argument, NULL, OPT_FORMAT }, { 0 } };
+	const struct ll_plan_cmd_parser parser = {
+		"env", usage_text, own, env_option, o, &o->plan, &o->agree,
 	};
-	int c, r;
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-		switch (c) {
-		case OPT_FORMAT:
-			if (ll_env_format_parse(optarg, &o->format) < 0) {
-				ll_errorf("env: unknown format '%s' (sh, fish, dotenv, json or slurm)", optarg);
-				return -EINVAL;
-			}
-			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			return 0;
-		default:
-			r = ll_plan_cmd_fallback("env", c, optarg, argv, ctx, &o->plan, &o->agree);
-			if (r < 0)
-				return r;
-		}
-	}
-	return ll_cmd_options_done("env", argc, argv, ctx);
+	return ll_plan_cmd_parse(argc, argv, ctx, &parser);
 }
 
 int cmd_env(int argc, char **argv, struct ll_ctx *ctx)

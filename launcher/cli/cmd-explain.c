@@ -40,36 +40,25 @@ static const char usage_text[] =
 
 enum { OPT_JSON = 1 };
 
+static int explain_option(void *data, int opt, char *arg)
+{
+	struct explain_options *o = data;
+
+	(void)arg;
+	if (opt == OPT_JSON)
+		o->json = true;
+	return 0;
+}
+
 /* Returns <0 usage error, 0 exit now (help), 1 continue. */
 static int parse_argv(int argc, char **argv, struct ll_ctx *ctx, struct explain_options *o)
 {
-	static const struct option longopts[] = {
-		{ "json", no_argument, NULL, OPT_JSON },
-		{ "help", no_argument, NULL, 'h' },
-		LL_PLAN_LONG_OPTIONS,
-		LL_COMMON_LONG_OPTIONS,
-		LL_AGREE_LONG_OPTIONS,
-		{ 0 },
+	static const struct option own[] = { { "json", no_argument, NULL, OPT_JSON }, { 0 } };
+	const struct ll_plan_cmd_parser parser = {
+		"explain", usage_text, own, explain_option, o, &o->plan, &o->agree,
 	};
-	int c, r;
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-		switch (c) {
-		case OPT_JSON:
-			o->json = true;
-			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			return 0;
-		default:
-			r = ll_plan_cmd_fallback("explain", c, optarg, argv, ctx, &o->plan, &o->agree);
-			if (r < 0)
-				return r;
-		}
-	}
-	return ll_cmd_options_done("explain", argc, argv, ctx);
+	return ll_plan_cmd_parse(argc, argv, ctx, &parser);
 }
 
 static void print_setting(struct ll_out *o, const struct ll_setting *s)

@@ -140,21 +140,6 @@ static void add_user(struct run_options *o, const struct ll_torchrun_option *t, 
 	a->value = t->has_arg ? value : NULL;
 }
 
-static int parse_count(const char *s, long min, long max, long *ret)
-{
-	char *end;
-	long v;
-
-	if (!s || !*s)
-		return -EINVAL;
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || *end || v < min || v > max)
-		return -EINVAL;
-	*ret = v;
-	return 0;
-}
-
 static int usage_error(const char *fmt, ...) LL_PRINTF(1, 2);
 static int usage_error(const char *fmt, ...)
 {
@@ -185,14 +170,14 @@ static int rendezvous_options(struct run_options *o)
 	if (nnodes) {
 		a->nnodes_text = nnodes->value;
 		/* "N" and "N:N" are a fixed count; "MIN:MAX" is elastic. */
-		if (parse_count(nnodes->value, 1, 1 << 20, &v) == 0) {
+		if (ll_parse_long(nnodes->value, 1, 1 << 20, &v) == 0) {
 			a->nnodes = (int)v;
 		} else {
 			const char *colon = strchr(nnodes->value, ':');
 			_cleanup_free_ char *min = colon ? ll_strndup(nnodes->value, (size_t)(colon - nnodes->value)) : NULL;
 			long lo, hi;
 
-			if (colon && parse_count(min, 1, 1 << 20, &lo) == 0 && parse_count(colon + 1, 1, 1 << 20, &hi) == 0 &&
+			if (colon && ll_parse_long(min, 1, 1 << 20, &lo) == 0 && ll_parse_long(colon + 1, 1, 1 << 20, &hi) == 0 &&
 			    lo <= hi)
 				a->nnodes = lo == hi ? (int)lo : -1;
 			else
@@ -200,12 +185,12 @@ static int rendezvous_options(struct run_options *o)
 		}
 	}
 	if (rank) {
-		if (parse_count(rank->value, 0, 1 << 20, &v) < 0)
+		if (ll_parse_long(rank->value, 0, 1 << 20, &v) < 0)
 			return usage_error("--node_rank '%s': expected a number from 0", rank->value);
 		a->node_rank = (int)v;
 	}
 	if (port) {
-		if (parse_count(port->value, 1, 65535, &v) < 0)
+		if (ll_parse_long(port->value, 1, 65535, &v) < 0)
 			return usage_error("--master_port '%s': expected a port from 1 to 65535", port->value);
 		a->master_port = (int)v;
 	}
@@ -322,10 +307,9 @@ int run_parse_argv(int argc, char **argv, struct ll_ctx *ctx, struct run_options
 
 				add_user(o, t, optarg);
 				if (strcmp(t->name, "nproc_per_node") == 0) {
-					char *end;
-					long v = strtol(optarg, &end, 10);
+					long v;
 					/* "auto", "gpu", "cpu": torchrun counts, the plan decides placement */
-					o->plan.nproc_per_node = (*end == 0 && v > 0 && v <= 4096) ? (int)v : 0;
+					o->plan.nproc_per_node = ll_parse_long(optarg, 1, 4096, &v) == 0 ? (int)v : 0;
 				}
 				break;
 			}

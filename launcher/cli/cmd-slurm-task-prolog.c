@@ -26,7 +26,8 @@ static const char task_prolog_usage[] =
 	"lines for warnings (first task of each node only). A value with a newline cannot be\n"
 	"carried by the protocol: it is left out with a warning. Values already in the\n"
 	"task's environment win. Exits 0 even when planning fails (it prints why), because\n"
-	"a failing TaskProlog would kill the task.\n"
+	"a failing TaskProlog would kill the task; 1 only when its output cannot be written\n"
+	"(Slurm would not see the exports).\n"
 	"\n"
 	"Options:\n"
 	"  --state-dir DIR   where the Prolog saved the snapshot (default " LL_SLURM_STATE_DIR ")\n"
@@ -44,34 +45,23 @@ struct task_prolog_options {
 	struct ll_plan_cmd_options plan;
 };
 
+static int task_prolog_option(void *data, int opt, char *arg)
+{
+	struct task_prolog_options *o = data;
+
+	if (opt == OPT_STATE_DIR)
+		o->state_dir = arg;
+	return 0;
+}
+
 static int task_prolog_parse(int argc, char **argv, struct ll_ctx *ctx, struct task_prolog_options *o)
 {
-	static const struct option longopts[] = {
-		{ "state-dir", required_argument, NULL, OPT_STATE_DIR },
-		{ "help", no_argument, NULL, 'h' },
-		LL_PLAN_LONG_OPTIONS,
-		LL_COMMON_LONG_OPTIONS,
-		{ 0 },
+	static const struct option own[] = { { "state-dir", required_argument, NULL, OPT_STATE_DIR }, { 0 } };
+	const struct ll_plan_cmd_parser parser = {
+		"slurm task-prolog", task_prolog_usage, own, task_prolog_option, o, &o->plan, NULL,
 	};
-	int c, r;
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-		switch (c) {
-		case OPT_STATE_DIR:
-			o->state_dir = optarg;
-			break;
-		case 'h':
-			fputs(task_prolog_usage, stdout);
-			return 0;
-		default:
-			r = ll_plan_cmd_fallback("slurm task-prolog", c, optarg, argv, ctx, &o->plan, NULL);
-			if (r < 0)
-				return r;
-		}
-	}
-	return ll_cmd_options_done("slurm task-prolog", argc, argv, ctx);
+	return ll_plan_cmd_parse(argc, argv, ctx, &parser);
 }
 
 /* `print TEXT` shows TEXT in the task's output; it must stay on its line. */

@@ -5,9 +5,10 @@
  * Exit status is the contract with Slurm, so it is stricter than elsewhere:
  *   prolog       1 only for a node fault (Slurm drains the node and requeues the job);
  *                anything wrong inside llmlaunch, even a usage error, logs and exits 0.
- *   task-prolog  0 always after option parsing: a non-zero TaskProlog kills the user's
- *                task, and a planning problem is no reason to; the problem is shown to
- *                the task with `print`. */
+ *   task-prolog  0 after option parsing: a non-zero TaskProlog kills the user's task,
+ *                and a planning problem is no reason to; the problem is shown to the
+ *                task with `print`. Only output that cannot be written (main()'s check)
+ *                exits 1: Slurm would not see the exports. */
 #include <errno.h>
 #include <stdio_ext.h>
 #include <string.h>

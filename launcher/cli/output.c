@@ -151,7 +151,9 @@ int ll_out_finish(struct ll_out *o)
 		fputc('\n', o->f);
 	}
 	json_decref(o->root);
-	if (fflush(o->f) != 0 || ferror(o->f))
+	/* Not flushed here: main() flushes standard output once and reports a failed
+	 * write with its cause (llmlaunch/cli.h). */
+	if (ferror(o->f))
 		r = -EIO;
 	free(o);
 	return r;

@@ -8,7 +8,7 @@
 
 int ll_plan_cmd_option(struct ll_plan_cmd_options *o, int opt, char *arg, struct ll_error *err)
 {
-	char *eq, *end;
+	char *eq;
 	long n;
 
 	switch (opt) {
@@ -29,9 +29,7 @@ int ll_plan_cmd_option(struct ll_plan_cmd_options *o, int opt, char *arg, struct
 		o->bind_given = true;
 		return 1;
 	case LL_OPT_NPROC_PER_NODE:
-		errno = 0;
-		n = strtol(arg, &end, 10);
-		if (errno || *end || end == arg || n < 1 || n > 4096)
+		if (ll_parse_long(arg, 1, 4096, &n) < 0)
 			return ll_error_set(err, -EINVAL, "--nproc-per-node '%s': expected a count from 1 to 4096", arg);
 		o->nproc_per_node = (int)n;
 		return 1;
@@ -122,4 +120,44 @@ int ll_ctx_plan_agreed(struct ll_ctx *ctx, const struct ll_plan_cmd_options *o, 
 		return r;
 	*ret = LL_TAKE(plan);
 	return 0;
+}
+
+int ll_plan_cmd_parse(int argc, char **argv, struct ll_ctx *ctx, const struct ll_plan_cmd_parser *p)
+{
+	static const struct option shared[] = {
+		{ "help", no_argument, NULL, 'h' },
+		LL_PLAN_LONG_OPTIONS,
+		LL_COMMON_LONG_OPTIONS,
+	};
+	static const struct option agree[] = { LL_AGREE_LONG_OPTIONS };
+	_cleanup_free_ struct option *longopts = NULL;
+	size_t n = 0;
+	int c, r;
+
+	for (const struct option *o = p->own; o && o->name; o++)
+		*(struct option *)ll_array_push(&longopts, &n, sizeof(*longopts)) = *o;
+	for (size_t i = 0; i < LL_ARRAY_SIZE(shared); i++)
+		*(struct option *)ll_array_push(&longopts, &n, sizeof(*longopts)) = shared[i];
+	for (size_t i = 0; p->agree && i < LL_ARRAY_SIZE(agree); i++)
+		*(struct option *)ll_array_push(&longopts, &n, sizeof(*longopts)) = agree[i];
+	ll_array_push(&longopts, &n, sizeof(*longopts)); /* the { 0 } end */
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+		if (c == 'h') {
+			fputs(p->usage, stdout);
+			return 0;
+		}
+		if (p->own_option && c > 0 && c < LL_OPT_TOPOLOGY && c != '?' && c != ':') {
+			r = p->own_option(p->data, c, optarg);
+			if (r < 0)
+				return r;
+			continue;
+		}
+		r = ll_plan_cmd_fallback(p->name, c, optarg, argv, ctx, p->plan, p->agree);
+		if (r < 0)
+			return r;
+	}
+	return ll_cmd_options_done(p->name, argc, argv, ctx);
 }

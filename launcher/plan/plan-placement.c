@@ -9,14 +9,9 @@
 
 static int parse_count(const char *s, int *ret)
 {
-	char *end;
 	long v;
 
-	if (!s || !*s)
-		return -EINVAL;
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || *end || v < 1 || v > 4096)
+	if (ll_parse_long(s, 1, 4096, &v) < 0)
 		return -EINVAL;
 	*ret = (int)v;
 	return 0;

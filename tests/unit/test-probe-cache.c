@@ -489,6 +489,38 @@ static void test_refresh_standin(void **state)
 	free(root);
 }
 
+/* Each load reports to its caller's record: a second probe leaves the first one's
+ * warnings alone (they were file-scope buffers, overwritten by the next probe). */
+static void test_reports_are_the_callers(void **state)
+{
+	struct ll_probe_report first = { 0 }, second = { 0 };
+	struct ll_probe_options a = { .report = &first, .no_cache = true,
+				      .nvml_library = "/nonexistent/libnvidia-ml.so.1" };
+	struct ll_probe_options b = { .report = &second, .no_cache = true, .skip_nvml = true };
+	struct ll_error err = { 0 };
+	hwloc_topology_t topo = NULL;
+
+	(void)state;
+	assert_int_equal(ll_probe_load(&a, &topo, &err), 0);
+	hwloc_topology_destroy(topo);
+	assert_non_null(first.nvml_warning);
+	assert_true(ll_startswith(first.nvml_warning, "cannot load NVML library '/nonexistent/libnvidia-ml.so.1': "));
+	assert_int_equal(ll_probe_load(&b, &topo, &err), 0);
+	hwloc_topology_destroy(topo);
+	assert_null(second.nvml_warning);
+	assert_string_equal(second.cache_status, "off (--no-cache)");
+	assert_true(ll_startswith(first.nvml_warning, "cannot load NVML library '/nonexistent/libnvidia-ml.so.1': "));
+	assert_string_equal(first.cache_status, "off (--no-cache)");
+	/* A load into a used record replaces what it held. */
+	assert_int_equal(ll_probe_load(&(struct ll_probe_options){ .report = &first, .no_cache = true, .skip_nvml = true },
+				       &topo, &err),
+			 0);
+	hwloc_topology_destroy(topo);
+	assert_null(first.nvml_warning);
+	ll_probe_report_release(&first);
+	ll_probe_report_release(&second);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -502,6 +534,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_off, tmp_setup, tmp_teardown),
 		cmocka_unit_test_setup_teardown(test_refresh, tmp_setup, tmp_teardown),
 		cmocka_unit_test_setup_teardown(test_refresh_standin, tmp_setup, tmp_teardown),
+		cmocka_unit_test(test_reports_are_the_callers),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
