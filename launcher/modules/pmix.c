@@ -20,6 +20,7 @@
  * until the peer commits, so every wait here is non-blocking with our own deadline.
  * A get is retried, each try bounded, until the deadline: an answer can be lost. */
 #include "llmlaunch/agree-pmix.h"
+#include "llmlaunch/clock.h"
 #include "llmlaunch/module.h"
 
 #include <errno.h>
@@ -104,13 +105,6 @@ static void op_cb(pmix_status_t status, void *cbdata)
 	finish(cbdata, status, NULL);
 }
 
-static double mono_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /* Wait for `q` until the monotonic `deadline`; false (and the request abandoned) on timeout. */
 static bool request_wait(struct request *q, double deadline)
 {
@@ -118,7 +112,7 @@ static bool request_wait(struct request *q, double deadline)
 
 	pthread_mutex_lock(&lock);
 	while (!q->done) {
-		double left = deadline - mono_now();
+		double left = deadline - ll_now_s();
 		struct timespec ts;
 		if (left <= 0)
 			break;
@@ -209,8 +203,8 @@ static int get_remote(struct pmix_state *st, pmix_rank_t rank, const char *key, 
 			*ret_rc = rc;
 			return -EIO;
 		}
-		if (!request_wait(q, mono_now() + GET_TRY_S < st->deadline ? mono_now() + GET_TRY_S : st->deadline)) {
-			if (mono_now() < st->deadline)
+		if (!request_wait(q, ll_now_s() + GET_TRY_S < st->deadline ? ll_now_s() + GET_TRY_S : st->deadline)) {
+			if (ll_now_s() < st->deadline)
 				continue; /* a lost answer: ask again */
 			*ret_rc = PMIX_ERR_TIMEOUT;
 			return -ETIMEDOUT;
@@ -222,7 +216,7 @@ static int get_remote(struct pmix_state *st, pmix_rank_t rank, const char *key, 
 			return 0;
 		}
 		request_free(q);
-		if (rc != PMIX_ERR_NOT_FOUND || mono_now() + pause > st->deadline) {
+		if (rc != PMIX_ERR_NOT_FOUND || ll_now_s() + pause > st->deadline) {
 			*ret_rc = rc == PMIX_SUCCESS ? PMIX_ERR_BAD_PARAM : rc;
 			return rc == PMIX_ERR_NOT_FOUND ? -ETIMEDOUT : -EIO;
 		}
@@ -322,7 +316,7 @@ static int fence_timeout_error(struct pmix_state *st, double waited, double time
 {
 	size_t n_check = st->size < MISSING_CHECK_MAX ? st->size : MISSING_CHECK_MAX;
 	struct request **qs = ll_calloc(n_check, sizeof(*qs));
-	double deadline = mono_now() + (timeout < MISSING_CHECK_S ? timeout : MISSING_CHECK_S);
+	double deadline = ll_now_s() + (timeout < MISSING_CHECK_S ? timeout : MISSING_CHECK_S);
 	struct ll_buf missing;
 	size_t n_missing = 0, n_asked = 0;
 
@@ -432,7 +426,7 @@ LL_MODULE_EXPORT int ll_pmix_module_run(const struct ll_summary *self, const str
 	pmix_proc_t wild;
 	pmix_status_t rc;
 	uint32_t n_nodes = 0, local = 0;
-	double timeout = o->timeout_s > 0 ? o->timeout_s : LL_AGREE_DEFAULT_TIMEOUT, t0 = mono_now(), t_fence;
+	double timeout = o->timeout_s > 0 ? o->timeout_s : LL_AGREE_DEFAULT_TIMEOUT, t0 = ll_now_s(), t_fence;
 	sigset_t all_signals, old_mask;
 	bool odd = false;
 	_cleanup_free_ char *record = NULL, *summary = NULL;
@@ -488,7 +482,7 @@ LL_MODULE_EXPORT int ll_pmix_module_run(const struct ll_summary *self, const str
 		r = ll_error_set(err, -ETIMEDOUT,
 				 "agreement timed out after %.0f s: the PMIx server did not take this node's record "
 				 "(the other nodes may have given up waiting for it)",
-				 mono_now() - t0);
+				 ll_now_s() - t0);
 		ll_error_hint(err, "every node must start llmlaunch within --agree-timeout (%g s) of the others",
 			      timeout);
 		goto out;
@@ -497,10 +491,10 @@ LL_MODULE_EXPORT int ll_pmix_module_run(const struct ll_summary *self, const str
 		r = pmix_fail(err, rc, "cannot publish this node's record through PMIx");
 		goto out;
 	}
-	t_fence = mono_now();
+	t_fence = ll_now_s();
 	r = fence(true, st.deadline, &rc);
 	if (r == -ETIMEDOUT) {
-		r = fence_timeout_error(&st, mono_now() - t_fence, timeout, err);
+		r = fence_timeout_error(&st, ll_now_s() - t_fence, timeout, err);
 		goto out;
 	}
 	if (r < 0) {
@@ -536,7 +530,7 @@ LL_MODULE_EXPORT int ll_pmix_module_run(const struct ll_summary *self, const str
 			r = rc == PMIX_SUCCESS ? commit(st.deadline, &rc) : -EIO;
 			if (r < 0) {
 				r = r == -ETIMEDOUT ? ll_error_set(err, r, "agreement timed out after %.0f s publishing "
-									  "this node's summary", mono_now() - t0)
+									  "this node's summary", ll_now_s() - t0)
 						    : pmix_fail(err, rc, "cannot publish this node's summary through PMIx");
 				goto out;
 			}
