@@ -5,10 +5,14 @@
 #      and cold (--no-cache: a full probe), next to the same from a saved snapshot (no
 #      live probe), `llmlaunch probe` alone, warm and cold, and `llmlaunch --version`
 #      (the process floor: exec + dynamic linking), so the live probe's share shows;
-#   2. a full launch of examples/train.py (2 workers) through llmlaunch against bare
-#      torchrun with equivalent arguments (target: ratio <= 1.03), runs interleaved.
+#   2. with --against BIN (another llmlaunch, e.g. a Release build of the previous
+#      commit): --version and the warm dry run of both, runs interleaved, and the
+#      ratio this one / BIN (a change must not make start-up slower);
+#   3. a full launch of examples/train.py (2 workers) through llmlaunch against bare
+#      torchrun with equivalent arguments (target: ratio <= 1.03), runs interleaved;
+#      --launch-runs 0 skips it.
 #
-# usage: bench/launch.sh [--runs N] [--launch-runs M] [--steps S]
+# usage: bench/launch.sh [--runs N] [--launch-runs M] [--steps S] [--against BIN]
 # env:   LLMLAUNCH (default: a Release build in build-launch-release, rebuilt first),
 #        LLMLAUNCH_PYTHON (default /usr/bin/python3: Debian's python3-torch)
 #
@@ -20,12 +24,14 @@ set -euo pipefail
 runs=50
 launch_runs=5
 steps=5
+against=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--runs) runs=$2; shift 2 ;;
 	--launch-runs) launch_runs=$2; shift 2 ;;
 	--steps) steps=$2; shift 2 ;;
-	-h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	--against) against=$2; shift 2 ;;
+	-h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "bench/launch.sh: unknown argument '$1'" >&2; exit 2 ;;
 	esac
 done
@@ -85,8 +91,28 @@ printf '   %-56s %8.2f ms   (target < 10 ms)\n' "llmlaunch --dry-run examples/tr
 printf '   %-56s %8.2f ms\n' "llmlaunch --dry-run --no-cache examples/train.py (cold)" "$dry_cold"
 printf '   live probe share of the dry run: %s%% warm, %s%% cold\n\n' "$share" "$share_cold"
 
+if [ -n "$against" ]; then
+	"$against" --dry-run --python /bin/true "$example" >/dev/null # its cache entry (another build: another key)
+	for kind in version dry; do : >"$work/a.$kind"; : >"$work/b.$kind"; done
+	for _ in $(seq 1 "$runs"); do
+		wall_ms 1 "$against" --version >>"$work/a.version"
+		wall_ms 1 "$LLMLAUNCH" --version >>"$work/b.version"
+		wall_ms 1 "$against" --dry-run --python /bin/true "$example" >>"$work/a.dry"
+		wall_ms 1 "$LLMLAUNCH" --dry-run --python /bin/true "$example" >>"$work/b.dry"
+	done
+	printf '2. against %s, median of %d interleaved runs\n' "$against" "$runs"
+	for kind in version dry; do
+		a=$(median <"$work/a.$kind")
+		b=$(median <"$work/b.$kind")
+		printf '   %-10s %8.2f ms against %8.2f ms   ratio %s\n' "$kind" "$b" "$a" \
+			"$(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.3f", b / a }')"
+	done
+	echo
+fi
+
+[ "$launch_runs" -gt 0 ] || exit 0
 if ! "$PY" -c 'import torch.distributed.run' 2>/dev/null; then
-	echo "2. full launch: skipped, torch is not importable by $PY"
+	echo "3. full launch: skipped, torch is not importable by $PY"
 	exit 0
 fi
 
@@ -127,7 +153,7 @@ for i in $(seq 1 "$launch_runs"); do
 done
 ll=$(median <"$work/ll")
 bare=$(median <"$work/bare")
-printf '2. full launch, 2 workers, %d steps, median of %d runs each (wall)\n' "$steps" "$launch_runs"
+printf '3. full launch, 2 workers, %d steps, median of %d runs each (wall)\n' "$steps" "$launch_runs"
 printf '   %-44s %8.3f s   (%s)\n' "bare torchrun" "$bare" "$(tr '\n' ' ' <"$work/bare" | sed 's/ $//')"
 printf '   %-44s %8.3f s   (%s)\n' "llmlaunch" "$ll" "$(tr '\n' ' ' <"$work/ll" | sed 's/ $//')"
 printf '   ratio llmlaunch / torchrun: %s   (target <= 1.03)\n' "$(awk -v a="$ll" -v b="$bare" 'BEGIN { printf "%.3f", a / b }')"
