@@ -246,7 +246,7 @@ static int load_xml(const char *path, hwloc_topology_t *ret, struct ll_error *er
 	if (r == -EBADMSG) /* NUL bytes */
 		return ll_error_set(err, -EINVAL, "cannot load '%s': not an XML file (binary data)", path);
 	if (r < 0)
-		return ll_error_set(err, r, "cannot open '%s': %s", path, strerror(-r));
+		return ll_error_set(err, r, "cannot open '%s': %s", path, ll_file_strerror(r));
 	return load_xml_buffer(path, buf, 0, ret, err);
 }
 

@@ -92,7 +92,7 @@ static char *cache_path(const char *dir, const char *url, const char *ext)
 
 static bool cache_read(const char *dir, const char *url, size_t max, struct cache_entry *ret)
 {
-	_cleanup_free_ char *body_path = NULL, *meta_path = NULL;
+	_cleanup_free_ char *body_path = NULL, *meta_path = NULL, *text = NULL;
 	json_t *meta;
 	const char *s;
 
@@ -100,7 +100,10 @@ static bool cache_read(const char *dir, const char *url, size_t max, struct cach
 		return false;
 	body_path = cache_path(dir, url, "yaml");
 	meta_path = cache_path(dir, url, "json");
-	meta = json_load_file(meta_path, 0, NULL);
+	/* Not json_load_file(): it would wait forever on a FIFO planted there. */
+	if (ll_read_file(meta_path, 64 * 1024, &text) < 0)
+		return false;
+	meta = json_loads(text, 0, NULL);
 	if (!meta)
 		return false;
 	/* The key is a hash prefix: make sure the entry really is this URL's. */

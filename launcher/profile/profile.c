@@ -597,40 +597,23 @@ int ll_profile_parse(const char *origin, const char *text, size_t len, const str
 int ll_profile_load_file(const char *path, const struct ll_profile_load_opts *opts, struct ll_profile **ret,
 			 struct ll_profile_diags *diags, struct ll_error *err)
 {
-	_cleanup_fclose_ FILE *f = NULL;
 	_cleanup_free_ char *text = NULL;
-	size_t len = 0, cap = 0, got;
-	int r = 0;
+	size_t len = 0;
+	int r;
 
-	/* Not ll_read_file: we need the true length so that a NUL byte is reported, not hidden. */
-	f = fopen(path, "re");
-	if (!f)
-		r = -errno;
-	while (r == 0) {
-		if (cap - len < 4096) {
-			cap = cap ? cap * 2 : 8192;
-			text = ll_realloc(text, cap + 1);
-		}
-		got = fread(text + len, 1, cap - len, f);
-		len += got;
-		if (len > LL_PROFILE_MAX_BYTES)
-			r = -EFBIG;
-		else if (got == 0)
-			break;
-	}
-	if (r == 0 && ferror(f))
-		r = -EIO;
+	/* The true length, so that a NUL byte is reported where it is, not hidden. A
+	 * FIFO, a device or a directory is refused at once (ll_open_regular). */
+	r = ll_read_file_n(path, LL_PROFILE_MAX_BYTES, &text, &len);
 	if (r < 0) {
 		if (r == -EFBIG)
 			ll_error_set(err, r, "cannot read profile '%s': larger than %d bytes", path, LL_PROFILE_MAX_BYTES);
 		else
-			ll_error_set(err, r, "cannot read profile '%s': %s", path, strerror(-r));
+			ll_error_set(err, r, "cannot read profile '%s': %s", path, ll_file_strerror(r));
 		if (diags) {
 			struct ll_profile_diag *d = ll_array_push(&diags->items, &diags->n, sizeof(*d));
 			d->message = ll_strdup(err ? err->message : "cannot read");
 		}
 		return r;
 	}
-	text[len] = '\0';
 	return ll_profile_parse(path, text, len, opts, ret, diags, err);
 }

@@ -34,6 +34,11 @@ expect 1 "not an XML file (binary data)" --topology "$tmp/binary.xml"
 printf '<?xml version="1.0"?>\n<html><body/></html>\n' >"$tmp/html.xml"
 expect 1 "not an hwloc topology" --topology "$tmp/html.xml"
 expect 1 "cannot open '$tmp': Is a directory" --topology "$tmp"
+# What is not a regular file is refused at once: a FIFO with no writer would make
+# open() wait forever, a device would be read forever.
+mkfifo "$tmp/fifo.xml"
+expect 1 "cannot open '$tmp/fifo.xml': not a regular file (a FIFO, socket or device)" --topology "$tmp/fifo.xml"
+expect 1 "cannot open '/dev/zero': not a regular file" --topology /dev/zero
 expect 1 "cannot use fsroot '$tmp/nowhere'" --fsroot "$tmp/nowhere"
 expect 1 "not a directory" --fsroot "$tmp/empty.xml"
 mkdir "$tmp/emptyroot"
