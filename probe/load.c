@@ -22,6 +22,12 @@
 /* Snapshots of real machines are at most a few MB; the cap only keeps a wrong
  * path (a disk image, /dev/zero) from eating memory. */
 #define XML_MAX_SIZE (256u << 20)
+/* hwloc's XML import recurses once per nesting level: some 10,000-20,000 levels
+ * overflow an 8 MiB stack (SIGSEGV inside hwloc_topology_load). A real topology is
+ * far flatter: Machine, Package, Die, Groups, caches, Core, PU, or a chain of PCIe
+ * bridges down to an OS device, with its info children; the deepest of 64 real
+ * exports (DGX-2, many-VF hosts) nests 12 elements. 128 is ten times that. */
+#define XML_MAX_DEPTH 128
 
 static void topo_destroyp(hwloc_topology_t *t)
 {
@@ -100,24 +106,26 @@ static int xml_format_major(const char *buf)
 }
 
 /* Is buf well-formed XML (balanced elements, closed quotes, comments and
- * declarations)? hwloc's built-in parser leaks its half-built tree on a
- * truncated file, and truncation is the usual way a snapshot goes bad (a copy
- * cut short, an excerpt pasted into an issue), so catch it before hwloc sees it. */
-static bool xml_well_formed(const char *buf)
+ * declarations), and no deeper than XML_MAX_DEPTH? hwloc's built-in parser leaks
+ * its half-built tree on a truncated file, and truncation is the usual way a
+ * snapshot goes bad (a copy cut short, an excerpt pasted into an issue), so catch
+ * it before hwloc sees it. 0, -EINVAL (not well-formed) or -E2BIG (too deep). */
+static int xml_check(const char *buf)
 {
 	struct tag {
 		const char *name;
 		size_t len;
 	} *stack = NULL;
 	size_t depth = 0, roots = 0;
-	bool ok = false;
+	int r = -EINVAL;
 	const char *p = buf;
 
 	for (;;) {
 		const char *lt = strchr(p, '<'), *e;
 
 		if (!lt) {
-			ok = depth == 0 && roots > 0;
+			if (depth == 0 && roots > 0)
+				r = 0;
 			break;
 		}
 		p = lt + 1;
@@ -169,8 +177,13 @@ static bool xml_well_formed(const char *buf)
 			if (!*p)
 				break;
 			if (p[-1] != '/') {
-				struct tag *t = ll_array_push(&stack, &depth, sizeof(*t));
+				struct tag *t;
 
+				if (depth >= XML_MAX_DEPTH) {
+					r = -E2BIG;
+					break;
+				}
+				t = ll_array_push(&stack, &depth, sizeof(*t));
 				t->name = name;
 				t->len = len;
 			}
@@ -180,7 +193,7 @@ static bool xml_well_formed(const char *buf)
 		}
 	}
 	free(stack);
-	return ok;
+	return r;
 }
 
 /* Load hwloc XML text (buf, as read from path) the way every replay does, with
@@ -216,7 +229,12 @@ static int load_xml_buffer(const char *path, const char *buf, unsigned long flag
 				    "(export it with hwloc 2's lstopo)", path, major);
 	}
 
-	if (!xml_well_formed(p))
+	r = xml_check(p);
+	if (r == -E2BIG)
+		return ll_error_set(err, -EINVAL,
+				    "cannot load '%s': elements nested more than %d deep, deeper than any real topology",
+				    path, XML_MAX_DEPTH);
+	if (r < 0)
 		return ll_error_set(err, -EINVAL, "cannot load '%s': invalid or truncated hwloc XML", path);
 
 	r = topo_init(&topo);

@@ -2,7 +2,7 @@
 # Bad snapshots and roots: exactly one line on stderr, nothing on stdout, exit 1,
 # never a crash or a sanitizer report. Usage errors exit 2.
 set -u
-: "${LLMLAUNCH:?}" "${LL_REALDATA:?}"
+: "${LLMLAUNCH:?}" "${LL_REALDATA:?}" "${LL_SRCDIR:?}"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0
@@ -34,6 +34,22 @@ expect 1 "not an XML file (binary data)" --topology "$tmp/binary.xml"
 printf '<?xml version="1.0"?>\n<html><body/></html>\n' >"$tmp/html.xml"
 expect 1 "not an hwloc topology" --topology "$tmp/html.xml"
 expect 1 "cannot open '$tmp': Is a directory" --topology "$tmp"
+# Nesting: 20,000 levels crashed hwloc_topology_load (stack overflow, exit 139).
+# The limit is 128 nested elements, ten times the deepest real topology; N Groups
+# make N + 2 (<topology>, the Machine), so 126 load and 127 do not.
+deep=$LL_SRCDIR/tests/tools/deep-topology.py
+python3 "$deep" 20000 "$tmp/deep.xml"
+expect 1 "cannot load '$tmp/deep.xml': elements nested more than 128 deep, deeper than any real topology" \
+	--topology "$tmp/deep.xml"
+python3 "$deep" 127 "$tmp/deep127.xml"
+expect 1 "nested more than 128 deep" --topology "$tmp/deep127.xml"
+python3 "$deep" 126 "$tmp/deep126.xml"
+if "$LLMLAUNCH" probe --topology "$tmp/deep126.xml" >/dev/null 2>"$tmp/err"; then
+	echo "ok   probe --topology deep126.xml: 126 nested Groups load"
+else
+	echo "FAIL probe --topology deep126.xml: $(cat "$tmp/err")"
+	fail=1
+fi
 # What is not a regular file is refused at once: a FIFO with no writer would make
 # open() wait forever, a device would be read forever.
 mkfifo "$tmp/fifo.xml"
