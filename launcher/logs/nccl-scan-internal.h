@@ -45,6 +45,9 @@ struct ll_ncclscan {
 	struct ll_ncclscan_stream *streams;
 	struct ll_nccl_host *hosts;
 	size_t n_hosts;
+	char **skipped;                 /* "PATH: why", entries of a directory that were not read */
+	size_t n_skipped;
+	unsigned long skipped_total;
 	struct ll_nccl_verdict verdict;
 };
 

@@ -179,6 +179,7 @@ void ll_ncclscan_free(struct ll_ncclscan *s)
 	}
 	free(s->warnings);
 	free(s->version);
+	ll_strv_free(s->skipped, s->n_skipped);
 	while (s->streams) {
 		struct ll_ncclscan_stream *st = s->streams;
 		s->streams = st->next;

@@ -545,6 +545,97 @@ static void test_long_line_and_warning_cap(void **state)
 	ll_ncclscan_free(s);
 }
 
+/* A directory with a link loop, a dangling link, a link to a directory and a FIFO
+ * beside a real log: the log is read, each of the others is skipped with why, and
+ * nothing blocks or fails the walk. */
+static void test_dir_links_and_fifos(void **state)
+{
+	static const char warn[] = "h:1:1 [0] x.cc:1 NCCL WARN socketProgress: Connection closed by remote peer\n";
+	char dir[] = "/tmp/ll-scan-dir-XXXXXX";
+	const char *names[] = { "a-loop", "b-dangling", "c-fifo", "d.log", "e-link.log", "sub" };
+	const struct ll_nccl_verdict *v;
+	struct ll_ncclscan *s;
+	struct ll_error err = { 0 };
+	FILE *f;
+	char *p;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	p = ll_asprintf("%s/a-loop", dir);
+	assert_int_equal(symlink(".", p), 0);
+	free(p);
+	p = ll_asprintf("%s/b-dangling", dir);
+	assert_int_equal(symlink("/nonexistent/nccl.log", p), 0);
+	free(p);
+	p = ll_asprintf("%s/c-fifo", dir);
+	assert_int_equal(mkfifo(p, 0600), 0);
+	free(p);
+	p = ll_asprintf("%s/d.log", dir);
+	f = fopen(p, "w");
+	assert_non_null(f);
+	fputs(warn, f);
+	fclose(f);
+	free(p);
+	p = ll_asprintf("%s/e-link.log", dir);
+	assert_int_equal(symlink("d.log", p), 0); /* a link to a file is followed */
+	free(p);
+	p = ll_asprintf("%s/sub", dir);
+	assert_int_equal(mkdir(p, 0700), 0);
+	free(p);
+	p = ll_asprintf("%s/sub/up", dir);
+	assert_int_equal(symlink("..", p), 0);
+	free(p);
+
+	s = ll_ncclscan_new(LL_NET_EXPECT_ANY);
+	assert_int_equal(ll_ncclscan_path(s, dir, &err), 0);
+	assert_null(err.message);
+	v = ll_ncclscan_result(s);
+	assert_int_equal(v->files, 2);
+	assert_int_equal(v->warnings_total, 2);
+	assert_int_equal(v->skipped_total, 4);
+	assert_int_equal(v->n_skipped, 4);
+	p = ll_asprintf("%s/a-loop: a symbolic link to a directory, not followed", dir);
+	assert_string_equal(v->skipped[0], p);
+	free(p);
+	p = ll_asprintf("%s/b-dangling: a dangling symbolic link", dir);
+	assert_string_equal(v->skipped[1], p);
+	free(p);
+	p = ll_asprintf("%s/c-fifo: not a regular file (a FIFO, socket or device)", dir);
+	assert_string_equal(v->skipped[2], p);
+	free(p);
+	p = ll_asprintf("%s/sub/up: a symbolic link to a directory, not followed", dir);
+	assert_string_equal(v->skipped[3], p);
+	free(p);
+	ll_ncclscan_free(s);
+
+	/* A FIFO named on its own is a pipe to read: with no writer it is empty at once. */
+	s = ll_ncclscan_new(LL_NET_EXPECT_ANY);
+	p = ll_asprintf("%s/c-fifo", dir);
+	assert_int_equal(ll_ncclscan_path(s, p, &err), 0);
+	free(p);
+	assert_int_equal(ll_ncclscan_result(s)->files, 1);
+	ll_ncclscan_free(s);
+	/* A device is not: /dev/zero would be read forever. */
+	s = ll_ncclscan_new(LL_NET_EXPECT_ANY);
+	assert_int_equal(ll_ncclscan_path(s, "/dev/zero", &err), -EINVAL);
+	assert_string_equal(err.message, "cannot read '/dev/zero': not a regular file or a pipe (a socket or device)");
+	ll_error_clear(&err);
+	ll_ncclscan_free(s);
+
+	p = ll_asprintf("%s/sub/up", dir);
+	unlink(p);
+	free(p);
+	p = ll_asprintf("%s/sub", dir);
+	rmdir(p);
+	free(p);
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]) - 1; i++) {
+		p = ll_asprintf("%s/%s", dir, names[i]);
+		unlink(p);
+		free(p);
+	}
+	rmdir(dir);
+}
+
 static void test_names(void **state)
 {
 	enum ll_net_expect e;
@@ -688,6 +779,7 @@ int main(void)
 		cmocka_unit_test(test_wrapped_and_interleaved),
 		cmocka_unit_test(test_feed_in_pieces),
 		cmocka_unit_test(test_long_line_and_warning_cap),
+		cmocka_unit_test(test_dir_links_and_fifos),
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_watch_env),
 		cmocka_unit_test(test_expect_from_plan),
