@@ -545,6 +545,65 @@ static void test_long_line_and_warning_cap(void **state)
 	ll_ncclscan_free(s);
 }
 
+/* A line longer than the 8 MiB mapping window (and the 64 KiB partial-line buffer)
+ * is still one line: the warning after it is reported on line 3, not 4 or 170. */
+static void test_long_line_numbers(void **state)
+{
+	static const char warn[] = "h:1:1 [0] x.cc:1 NCCL WARN socketProgress: Connection closed by remote peer\n";
+	char dir[] = "/tmp/ll-scan-long-XXXXXX";
+	_cleanup_free_ char *path = NULL;
+	size_t big = (10u << 20) + 12345;
+	char *junk = ll_malloc(big);
+	const struct ll_nccl_verdict *v;
+	struct ll_ncclscan *s;
+	struct ll_error err = { 0 };
+	FILE *f;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	path = ll_asprintf("%s/long.log", dir);
+	memset(junk, 'x', big);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("first line\n", f);
+	fwrite(junk, 1, big, f);
+	fputc('\n', f);
+	fputs(warn, f);
+	fclose(f);
+
+	/* Through the file reader (mapped windows) ... */
+	s = ll_ncclscan_new(LL_NET_EXPECT_ANY);
+	assert_int_equal(ll_ncclscan_file(s, path, &err), 0);
+	v = ll_ncclscan_result(s);
+	assert_int_equal(v->lines, 3);
+	assert_int_equal(v->n_warnings, 1);
+	assert_int_equal(v->warnings[0].line, 3);
+	ll_ncclscan_free(s);
+
+	/* ... and fed in pieces that split the long line anywhere. */
+	s = ll_ncclscan_new(LL_NET_EXPECT_ANY);
+	{
+		struct ll_ncclscan_stream *st = ll_ncclscan_stream_new(s, "mem.log");
+
+		ll_ncclscan_feed(s, st, "first line\n", 11);
+		for (size_t off = 0; off < big; off += 100000)
+			ll_ncclscan_feed(s, st, junk + off, big - off < 100000 ? big - off : 100000);
+		ll_ncclscan_feed(s, st, "\n", 1);
+		ll_ncclscan_feed(s, st, junk, 70000); /* a long last line, ended by the flush */
+		ll_ncclscan_feed(s, st, "\n", 1);
+		ll_ncclscan_feed(s, st, warn, sizeof(warn) - 1);
+		ll_ncclscan_flush(s, st);
+	}
+	v = ll_ncclscan_result(s);
+	assert_int_equal(v->lines, 4);
+	assert_int_equal(v->warnings[0].line, 4);
+	ll_ncclscan_free(s);
+
+	unlink(path);
+	rmdir(dir);
+	free(junk);
+}
+
 /* A directory with a link loop, a dangling link, a link to a directory and a FIFO
  * beside a real log: the log is read, each of the others is skipped with why, and
  * nothing blocks or fails the walk. */
@@ -779,6 +838,7 @@ int main(void)
 		cmocka_unit_test(test_wrapped_and_interleaved),
 		cmocka_unit_test(test_feed_in_pieces),
 		cmocka_unit_test(test_long_line_and_warning_cap),
+		cmocka_unit_test(test_long_line_numbers),
 		cmocka_unit_test(test_dir_links_and_fifos),
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_watch_env),
