@@ -37,6 +37,9 @@ struct ll_profile_value {
 	char **when_exists;
 	size_t n_when_exists;
 	unsigned line, column;  /* 1-based position of the key */
+	/* Accepted only because --allow-loader-vars was given: a restricted variable,
+	 * or one outside what a fetched profile may set (explain lists these). */
+	bool trusted;
 };
 
 /* `match`: every condition given must hold; a list inside one condition holds when
@@ -100,9 +103,12 @@ struct ll_profile_diags {
 void ll_profile_diags_release(struct ll_profile_diags *d);
 
 struct ll_profile_load_opts {
-	/* Permit loader and library-path variables (see ll_profile_var_restricted). */
+	/* Permit loader and library-path variables (see ll_profile_var_restricted) and,
+	 * in a remote profile, what is outside its allow-list; such values are marked
+	 * `trusted`. */
 	bool allow_loader_vars;
-	/* The text came over the network: `python` is refused too (it picks the binary). */
+	/* The text came over the network: only ll_profile_var_remote_allowed() variables,
+	 * and `python` is refused too (it picks the binary). */
 	bool remote;
 };
 
@@ -120,6 +126,12 @@ int ll_profile_load_file(const char *path, const struct ll_profile_load_opts *op
 /* True for names a profile may only set with --allow-loader-vars: anything that makes
  * the workers load or run other code (LD_*, PYTHONPATH, PATH, NCCL_NET_PLUGIN, ...). */
 bool ll_profile_var_restricted(const char *name, const char *value);
+/* May a profile fetched over the network set `name` to `value` without
+ * --allow-loader-vars? An allow-list (docs/security.md): the planner's variables,
+ * NCCL_* except the ones naming files, directories, plugins and addresses, known
+ * libfabric (FI_*) and UCX tuning names, and a few others (RDMAV_FORK_SAFE,
+ * CUDA_DEVICE_MAX_CONNECTIONS, TORCH_NCCL_*). Never a restricted one. */
+bool ll_profile_var_remote_allowed(const char *name, const char *value);
 /* [A-Z_][A-Z0-9_]* */
 bool ll_profile_var_name_valid(const char *name);
 /* Levenshtein distance, for "did you mean". */

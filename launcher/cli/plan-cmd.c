@@ -99,13 +99,15 @@ int ll_ctx_plan(struct ll_ctx *ctx, const struct ll_plan_cmd_options *o, char *c
 }
 
 int ll_ctx_plan_agreed(struct ll_ctx *ctx, const struct ll_plan_cmd_options *o, struct ll_agree_options *agree,
-		       char *const *environ_, struct ll_plan **ret, struct ll_error *err)
+		       char *const *environ_, struct ll_plan **ret, struct ll_profile_set **ret_profiles,
+		       struct ll_error *err)
 {
+	_cleanup_(ll_profile_set_freep) struct ll_profile_set *set = NULL;
 	_cleanup_(ll_plan_freep) struct ll_plan *plan = NULL;
 	struct ll_cluster cluster = { 0 };
 	int r;
 
-	r = ll_ctx_plan(ctx, o, environ_, &plan, NULL, err);
+	r = ll_ctx_plan(ctx, o, environ_, &plan, ret_profiles ? &set : NULL, err);
 	if (r < 0)
 		return r;
 	agree->launcher_only = true;
@@ -119,6 +121,8 @@ int ll_ctx_plan_agreed(struct ll_ctx *ctx, const struct ll_plan_cmd_options *o, 
 	if (r < 0)
 		return r;
 	*ret = LL_TAKE(plan);
+	if (ret_profiles)
+		*ret_profiles = LL_TAKE(set);
 	return 0;
 }
 

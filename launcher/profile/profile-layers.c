@@ -249,6 +249,16 @@ static bool any_exists(const char *root, char *const *paths, size_t n)
 	return false;
 }
 
+static void warn_once(struct ll_profile_set *s, char *w)
+{
+	for (size_t i = 0; i < s->n_warnings; i++)
+		if (strcmp(s->warnings[i], w) == 0) {
+			free(w);
+			return;
+		}
+	strv_push(&s->warnings, &s->n_warnings, w);
+}
+
 static void apply_values(struct resolver *r, const struct ll_profile *p)
 {
 	for (size_t i = 0; i < p->n_values; i++) {
@@ -258,6 +268,11 @@ static void apply_values(struct resolver *r, const struct ll_profile *p)
 		a->profile = p;
 		a->origin = ll_asprintf("%s:%u", p->origin, v->line);
 		a->skipped = v->n_when_exists > 0 && !any_exists(r->opts->root, v->when_exists, v->n_when_exists);
+		/* The user said yes to this, but should see what a URL chose for them. */
+		if (v->trusted && p->remote)
+			warn_once(r->set, ll_asprintf("%s: '%s' from a profile fetched over the network, set only "
+						      "because --allow-loader-vars was given",
+						      a->origin, v->name));
 	}
 	merge_expect(&r->set->expect, &p->expect);
 }

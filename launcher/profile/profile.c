@@ -16,6 +16,11 @@
 
 #define MAX_DIAGS 100
 
+#define TRUST_HINT "pass --allow-loader-vars if you trust this profile to choose code"
+#define TRUST_HINT_REMOTE                                                                  \
+	"a fetched profile may set NCCL tuning, known FI_*/UCX_* tuning and torchrun options " \
+	"(docs/security.md); pass --allow-loader-vars if you trust it with the rest"
+
 const char *ll_profile_section_name(enum ll_profile_section s)
 {
 	static const char *const names[] = { "nccl", "env", "torchrun", "setting" };
@@ -254,6 +259,7 @@ static void add_value(struct loader *l, const struct ll_ynode *key, const struct
 {
 	const struct ll_ynode *vnode = val, *when = NULL;
 	struct ll_profile_value *pv;
+	bool restricted = false, outside = false;
 	const char *expected;
 
 	/* The long form: NAME: { value: X, when_exists: PATH | [PATHS] } */
@@ -290,12 +296,21 @@ static void add_value(struct loader *l, const struct ll_ynode *key, const struct
 	if (section == LL_PROFILE_ENV && strcmp(vnode->s, "auto") == 0)
 		diag_add(l, vnode, path, ll_strdup("'auto' means 'let the probe decide' and only works under 'nccl'"),
 			 "'auto' is not a value for '%s'", name);
-	if ((section == LL_PROFILE_NCCL || section == LL_PROFILE_ENV) && !l->opts->allow_loader_vars &&
-	    ll_profile_var_restricted(name, vnode->s))
-		diag_add(l, key, path, ll_strdup("pass --allow-loader-vars if you trust this profile to choose code"),
-			 "'%s' selects code the workers load; a profile may not set it", name);
+	if (section == LL_PROFILE_NCCL || section == LL_PROFILE_ENV) {
+		restricted = ll_profile_var_restricted(name, vnode->s);
+		/* A fetched profile: an allow-list, not the deny-list above. */
+		outside = l->opts->remote && !restricted && !ll_profile_var_remote_allowed(name, vnode->s);
+	}
+	if (restricted && !l->opts->allow_loader_vars)
+		diag_add(l, key, path, ll_strdup(TRUST_HINT), "'%s' selects code the workers load; a profile may not set it",
+			 name);
+	else if (outside && !l->opts->allow_loader_vars)
+		diag_add(l, key, path, ll_strdup(TRUST_HINT_REMOTE),
+			 "'%s' is not among the variables a profile from the network may set", name);
 
 	pv = ll_array_push(&l->p->values, &l->p->n_values, sizeof(*pv));
+	pv->trusted = restricted || outside || (section == LL_PROFILE_SETTING && l->opts->remote &&
+						  strcmp(name, "python") == 0);
 	pv->section = section;
 	pv->name = ll_strdup(name);
 	pv->value = ll_strdup(vnode->s);
@@ -499,8 +514,7 @@ static void on_top(struct loader *l, const struct ll_ynode *k, const struct ll_y
 			add_value(l, k, v, path, LL_PROFILE_SETTING, "bind");
 	} else if (strcmp(k->s, "python") == 0) {
 		if (l->opts->remote && !l->opts->allow_loader_vars)
-			diag_add(l, k, path, ll_strdup("pass --allow-loader-vars if you trust this profile to choose code"),
-				 "a profile from the network may not choose the interpreter");
+			diag_add(l, k, path, ll_strdup(TRUST_HINT), "a profile from the network may not choose the interpreter");
 		else
 			add_value(l, k, v, path, LL_PROFILE_SETTING, "python");
 	}

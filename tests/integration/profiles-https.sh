@@ -53,8 +53,13 @@ env:
 EOF
 printf 'env:\n  LD_PRELOAD: /tmp/evil.so\n' >"$tmp/www/preload.yaml"
 printf 'python: /tmp/evil-python\n' >"$tmp/www/python.yaml"
+printf 'env:\n  PYTHONPYCACHEPREFIX: /tmp/evil-pyc\n' >"$tmp/www/pycache.yaml"
+printf 'env:\n  NCCL_IB_TC: "106"\n  HOME: /tmp/evil-home\n' >"$tmp/www/home.yaml"
+printf 'env:\n  NCCL_DEBUG_FILE: /etc/cron.d/x\n' >"$tmp/www/debugfile.yaml"
+printf 'env:\n  FI_PROVIDER: efa\n  UCX_TLS: rc\n  NCCL_ALGO: Ring\ntorchrun:\n  max_restarts: 1\nbind: core\n' \
+	>"$tmp/www/tuning.yaml"
 printf 'extends: /etc/passwd.yaml\n' >"$tmp/www/local.yaml"
-printf 'extends: network-only\nenv:\n  FROM_URL: "1"\n' >"$tmp/www/chain.yaml"
+printf 'extends: network-only\nenv:\n  NCCL_IB_SL: "1"\n' >"$tmp/www/chain.yaml"
 
 python3 "$LL_SRCDIR/tests/tools/profile-server.py" "$tmp/cert.pem" "$tmp/key.pem" "$tmp/www" \
 	"$tmp/port" "$tmp/log" &
@@ -135,13 +140,35 @@ has "pin-bad-syntax" "$tmp/err" "sha256 pin must be 64 hexadecimal digits"
 run "remote-preload" 1 "$L" profiles show "$base/preload.yaml" "${CA[@]}"
 has "remote-preload" "$tmp/err" "$base/preload.yaml:2:3: env.LD_PRELOAD: 'LD_PRELOAD' selects code the workers load"
 run "remote-preload-allowed" 0 "$L" profiles show "$base/preload.yaml" "${CA[@]}" --allow-loader-vars
+# Beyond the loader's own variables, a fetched profile may set an allow-list only:
+# PYTHONPYCACHEPREFIX pointed at a crafted .pyc made both ranks run it; HOME and
+# NCCL_DEBUG_FILE into /etc were accepted too.
+run "remote-pycache" 1 "$L" profiles show "$base/pycache.yaml" "${CA[@]}"
+has "remote-pycache" "$tmp/err" "$base/pycache.yaml:2:3: env.PYTHONPYCACHEPREFIX: 'PYTHONPYCACHEPREFIX' selects code the workers load"
+run "remote-home" 1 "$L" explain --profile "$base/home.yaml" "${CA[@]}"
+has "remote-home" "$tmp/err" "$base/home.yaml:3:3: env.HOME: 'HOME' is not among the variables a profile from the network may set"
+has "remote-home" "$tmp/err" "hint: a fetched profile may set NCCL tuning, known FI_*/UCX_* tuning and torchrun options (docs/security.md)"
+run "remote-debugfile" 1 "$L" profiles show "$base/debugfile.yaml" "${CA[@]}"
+has "remote-debugfile" "$tmp/err" "env.NCCL_DEBUG_FILE: 'NCCL_DEBUG_FILE' is not among the variables a profile from the network may set"
+run "remote-tuning" 0 "$L" profiles show "$base/tuning.yaml" "${CA[@]}"
+has "remote-tuning" "$tmp/out" "UCX_TLS=rc  [env]  $base/tuning.yaml:3"
+# Trusted on purpose: applied, and explain lists it as coming from that URL.
+run "remote-home-trusted" 0 "$L" explain --profile "$base/home.yaml" "${CA[@]}" --allow-loader-vars
+has "remote-home-trusted" "$tmp/out" "Set only because of --allow-loader-vars:"
+has "remote-home-trusted" "$tmp/out" "  HOME=/tmp/evil-home  [profile $base/home.yaml:3]  (fetched over the network)"
+has "remote-home-trusted" "$tmp/err" "llmlaunch: warning: $base/home.yaml:3: 'HOME' from a profile fetched over the network, set only because --allow-loader-vars was given"
+grep -q 'NCCL_IB_TC=106  \[profile' "$tmp/out" && grep -A3 'Set only because' "$tmp/out" | grep -q NCCL_IB_TC &&
+	fail "remote-home-trusted: NCCL_IB_TC is allowed anyway and must not be listed"
+run "remote-home-trusted-json" 0 "$L" explain --json --profile "$base/home.yaml" "${CA[@]}" --allow-loader-vars
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); t=d["trusted"]; sys.exit(not (len(t) == 1 and t[0]["name"] == "HOME" and t[0]["remote"] is True and t[0]["origin"].endswith("/home.yaml:3")))' "$tmp/out" ||
+	fail "remote-home-trusted-json: .trusted is $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["trusted"])' "$tmp/out")"
 run "remote-python" 1 "$L" profiles show "$base/python.yaml" "${CA[@]}"
 has "remote-python" "$tmp/err" "a profile from the network may not choose the interpreter"
 run "remote-local-path" 1 "$L" profiles show "$base/local.yaml" "${CA[@]}"
 has "remote-local-path" "$tmp/err" "'/etc/passwd.yaml': a profile from the network may extend only names and URLs"
 run "remote-chain" 0 "$L" profiles show "$base/chain.yaml" "${CA[@]}"
 has "remote-chain" "$tmp/out" "NCCL_P2P_DISABLE=1"
-has "remote-chain" "$tmp/out" "FROM_URL=1  [env]  $base/chain.yaml:3"
+has "remote-chain" "$tmp/out" "NCCL_IB_SL=1  [env]  $base/chain.yaml:3"
 
 # The planner sees URL:LINE as the origin.
 run "explain" 0 "$L" explain --profile "$base/ok.yaml" "${CA[@]}"
