@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -555,6 +556,156 @@ static void test_supervise_watch(void **state)
 	ll_buf_release(&notes);
 }
 
+/* A dead process's pid (reaped, so kill() says ESRCH until it is reused). */
+static pid_t dead_pid(void)
+{
+	pid_t pid = fork();
+
+	if (pid == 0)
+		_exit(0);
+	assert_true(pid > 0);
+	waitpid(pid, NULL, 0);
+	return pid;
+}
+
+static void touch(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+	assert_true(fd >= 0);
+	close(fd);
+}
+
+/* The job directory of a launcher killed with SIGKILL is removed at the next start;
+ * nothing else is: a live launch's, one kept on purpose (no lock file), one whose PID
+ * runs, a symbolic link, and never what a link inside points to. */
+static void test_jobdir_stale(void **state)
+{
+	char tmp[] = "/tmp/ll-test-jobdir-XXXXXX";
+	struct ll_jobdir live = { .lock_fd = -1 };
+	struct ll_error err = { 0 };
+	pid_t dead = dead_pid(), dead2 = dead_pid();
+	char **removed = NULL;
+	size_t n = 0;
+	struct stat st;
+	char *p;
+
+	(void)state;
+	assert_non_null(mkdtemp(tmp));
+	/* Stale: dead PID, lock file not held, a log inside and a link out of it. */
+	p = ll_asprintf("%s/llmlaunch-%d", tmp, (int)dead);
+	assert_int_equal(mkdir(p, 0700), 0);
+	free(p);
+	p = ll_asprintf("%s/llmlaunch-%d/" LL_JOBDIR_LOCK, tmp, (int)dead);
+	touch(p);
+	free(p);
+	p = ll_asprintf("%s/llmlaunch-%d/attempt_0", tmp, (int)dead);
+	assert_int_equal(mkdir(p, 0700), 0);
+	free(p);
+	p = ll_asprintf("%s/llmlaunch-%d/attempt_0/stderr.log", tmp, (int)dead);
+	touch(p);
+	free(p);
+	p = ll_asprintf("%s/outside", tmp);
+	touch(p);
+	free(p);
+	p = ll_asprintf("%s/llmlaunch-%d/attempt_0/link", tmp, (int)dead);
+	assert_int_equal(symlink("../../outside", p), 0);
+	free(p);
+	/* Kept on purpose: NCCL logs of a failed job, no lock file. */
+	p = ll_asprintf("%s/llmlaunch-%d-Ab12Cd", tmp, (int)dead2);
+	assert_int_equal(mkdir(p, 0700), 0);
+	free(p);
+	/* PID 1 runs; a symbolic link is never a job directory. */
+	p = ll_asprintf("%s/llmlaunch-1", tmp);
+	assert_int_equal(mkdir(p, 0700), 0);
+	free(p);
+	p = ll_asprintf("%s/llmlaunch-1/" LL_JOBDIR_LOCK, tmp);
+	touch(p);
+	free(p);
+	p = ll_asprintf("%s/llmlaunch-%d", tmp, (int)dead2);
+	assert_int_equal(symlink("outside", p), 0);
+	free(p);
+	/* Our own, live and locked. */
+	assert_int_equal(ll_jobdir_create(tmp, &live, &err), 0);
+	p = ll_asprintf("%s/llmlaunch-%d", tmp, (int)getpid());
+	assert_string_equal(live.path, p);
+	free(p);
+
+	assert_int_equal(ll_jobdir_clean_stale(tmp, &removed, &n), 0);
+	assert_int_equal(n, 1);
+	p = ll_asprintf("%s/llmlaunch-%d", tmp, (int)dead);
+	assert_string_equal(removed[0], p);
+	assert_int_equal(lstat(p, &st), -1);
+	free(p);
+	ll_strv_free(removed, n);
+	p = ll_asprintf("%s/outside", tmp);
+	assert_int_equal(stat(p, &st), 0); /* the link was removed, not its target */
+	unlink(p);
+	free(p);
+	p = ll_asprintf("%s/llmlaunch-%d-Ab12Cd", tmp, (int)dead2);
+	assert_int_equal(stat(p, &st), 0);
+	rmdir(p);
+	free(p);
+	p = ll_asprintf("%s/llmlaunch-1/" LL_JOBDIR_LOCK, tmp);
+	assert_int_equal(stat(p, &st), 0);
+	unlink(p);
+	free(p);
+	p = ll_asprintf("%s/llmlaunch-1", tmp);
+	rmdir(p);
+	free(p);
+	p = ll_asprintf("%s/llmlaunch-%d", tmp, (int)dead2);
+	assert_int_equal(lstat(p, &st), 0);
+	unlink(p);
+	free(p);
+	assert_int_equal(stat(live.path, &st), 0);
+
+	/* A child holding its own job directory's lock: while it runs, not stale; once
+	 * killed with SIGKILL (it cleans nothing), stale. */
+	{
+		int ready[2];
+		char c;
+		pid_t child;
+
+		assert_int_equal(pipe(ready), 0);
+		child = fork();
+		if (child == 0) {
+			struct ll_jobdir mine = { .lock_fd = -1 };
+
+			if (ll_jobdir_create(tmp, &mine, NULL) < 0)
+				_exit(1);
+			if (write(ready[1], "x", 1) != 1)
+				_exit(1);
+			pause();
+			_exit(0);
+		}
+		assert_int_equal(read(ready[0], &c, 1), 1);
+		assert_int_equal(ll_jobdir_clean_stale(tmp, &removed, &n), 0);
+		assert_int_equal(n, 0);
+		free(removed);
+		kill(child, SIGKILL);
+		waitpid(child, NULL, 0);
+		assert_int_equal(ll_jobdir_clean_stale(tmp, &removed, &n), 0);
+		assert_int_equal(n, 1);
+		p = ll_asprintf("%s/llmlaunch-%d", tmp, (int)child);
+		assert_string_equal(removed[0], p);
+		free(p);
+		ll_strv_free(removed, n);
+		close(ready[0]);
+		close(ready[1]);
+	}
+
+	/* A normal end: the lock file goes, then the directory when only empty
+	 * directories are left. */
+	p = ll_asprintf("%s/status", live.path);
+	assert_int_equal(mkdir(p, 0700), 0);
+	free(p);
+	p = ll_strdup(live.path);
+	ll_jobdir_release(&live);
+	assert_int_equal(stat(p, &st), -1);
+	free(p);
+	assert_int_equal(rmdir(tmp), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -572,6 +723,7 @@ int main(void)
 		cmocka_unit_test(test_supervise_forward),
 		cmocka_unit_test(test_supervise_orphans),
 		cmocka_unit_test(test_supervise_watch),
+		cmocka_unit_test(test_jobdir_stale),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
