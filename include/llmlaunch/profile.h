@@ -153,6 +153,8 @@ struct ll_fetch_opts {
 	const char *cache_dir;      /* NULL: $XDG_CACHE_HOME/llmlaunch or ~/.cache/llmlaunch */
 	long connect_timeout_ms;    /* 0: default 5000 */
 	long timeout_ms;            /* 0: $LLMLAUNCH_FETCH_TIMEOUT (seconds) or 20000 */
+	long budget_ms;             /* > 0: at most this long, whatever the timeouts (what is
+				     * left of a resolution's LL_PROFILE_FETCH_BUDGET_S) */
 	size_t max_bytes;           /* 0: LL_PROFILE_MAX_BYTES */
 };
 
@@ -175,6 +177,19 @@ bool ll_is_url(const char *s);
 int ll_url_split_pin(const char *s, char **ret_url, char **ret_sha, struct ll_error *err);
 
 /* --- layers (profile-layers.c) --- */
+
+/* Bounds on one resolution (ll_profiles_resolve: every layer of one command), each
+ * profile loaded once however often it is reached:
+ *   LL_PROFILE_MAX_LOADED    distinct profiles named by --profile or extends
+ *   LL_PROFILE_MAX_FETCHES   of which URLs (one request each, plus redirects)
+ *   LL_PROFILE_MAX_APPLIED   applications, a diamond's repeats included
+ *   LL_PROFILE_FETCH_BUDGET_S  seconds for all fetches together
+ * and extends chains at most 16 deep. Beyond any of them: -E2BIG (-ETIMEDOUT for
+ * the time) with a message naming the profile. */
+#define LL_PROFILE_MAX_LOADED 64
+#define LL_PROFILE_MAX_FETCHES 16
+#define LL_PROFILE_MAX_APPLIED 1024
+#define LL_PROFILE_FETCH_BUDGET_S 60
 
 struct ll_profile_opts {
 	struct ll_profile_load_opts load;

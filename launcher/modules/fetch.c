@@ -273,6 +273,10 @@ static enum outcome transfer_once(struct fetch_state *st, const char *url, bool 
 	}
 	connect_ms = o->connect_timeout_ms > 0 ? o->connect_timeout_ms : 5000;
 	total_ms = o->timeout_ms > 0 ? o->timeout_ms : env_timeout_ms() > 0 ? env_timeout_ms() : 20000;
+	if (o->budget_ms > 0 && o->budget_ms < total_ms)
+		total_ms = o->budget_ms;
+	if (connect_ms > total_ms)
+		connect_ms = total_ms;
 	ll_buf_reset(&st->t.body);
 	st->t.too_big = false;
 	curl_easy_setopt(c, CURLOPT_URL, url);

@@ -170,6 +170,26 @@ run "remote-chain" 0 "$L" profiles show "$base/chain.yaml" "${CA[@]}"
 has "remote-chain" "$tmp/out" "NCCL_P2P_DISABLE=1"
 has "remote-chain" "$tmp/out" "NCCL_IB_SL=1  [env]  $base/chain.yaml:3"
 
+# Diamonds of URLs: each is fetched once per command (a diamond 8 wide and 6 deep made
+# about 2,450 requests), and one command fetches at most 16 URLs.
+printf 'extends: ["%s/dia-b.yaml", "%s/dia-c.yaml"]\n' "$base" "$base" >"$tmp/www/dia-a.yaml"
+printf 'extends: "%s/dia-d.yaml"\nenv:\n  NCCL_IB_SL: "2"\n' "$base" >"$tmp/www/dia-b.yaml"
+printf 'extends: "%s/dia-d.yaml"\nenv:\n  NCCL_IB_SL: "3"\n' "$base" >"$tmp/www/dia-c.yaml"
+printf 'env:\n  NCCL_IB_TC: "7"\n' >"$tmp/www/dia-d.yaml"
+run "diamond" 0 "$L" profiles show "$base/dia-a.yaml" "${CA[@]}"
+has "diamond" "$tmp/out" "NCCL_IB_SL=3"
+[ "$(grep -c '^GET /dia-d.yaml ' "$tmp/log")" = 1 ] || fail "diamond: dia-d.yaml fetched $(grep -c '^GET /dia-d.yaml ' "$tmp/log") times"
+wide="extends: ["
+for i in $(seq 0 19); do
+	printf 'env:\n  NCCL_IB_TC: "%s"\n' "$i" >"$tmp/www/wide-$i.yaml"
+	wide="$wide${i:+}\"$base/wide-$i.yaml\", "
+done
+printf '%s]\n' "${wide%, }" >"$tmp/www/wide.yaml"
+run "wide" 1 "$L" profiles show "$base/wide.yaml" "${CA[@]}"
+has "wide" "$tmp/err" "extends: '$base/wide-15.yaml': more than 16 profile URLs in one resolution"
+requests=$(grep -c '^GET /wide' "$tmp/log")
+[ "$requests" -le 16 ] || fail "wide: $requests requests for one command, at most 16 expected"
+
 # The planner sees URL:LINE as the origin.
 run "explain" 0 "$L" explain --profile "$base/ok.yaml" "${CA[@]}"
 has "explain" "$tmp/out" "NCCL_IB_TC=41  [profile $base/ok.yaml:4]"
