@@ -251,6 +251,13 @@ int cmd_run(int argc, char **argv, struct ll_ctx *ctx)
 		 * then there is nothing of ours to watch. */
 		nccldir = ll_asprintf("%s/nccl", logdir);
 		if (ll_ncclwatch_env(nccldir, launch->envp, add)) {
+			if (!o.dry_run && mkdir(nccldir, 0755) < 0) {
+				ll_error_set(&err, -errno, "cannot create NCCL log directory '%s': %s", nccldir,
+					     strerror(errno));
+				for (int i = 0; i < 2; i++)
+					free(add[i]);
+				goto fail_dir;
+			}
 			for (int i = 0; i < 2; i++) {
 				char *eq = strchr(add[i], '=');
 				*eq = 0;

@@ -225,18 +225,29 @@ struct fetch_state {
 	const struct cache_entry *cache; /* for conditional requests, NULL without one */
 	struct transfer t;
 	char *unreachable;               /* why the server could not be reached */
+	long env_timeout_ms;             /* LLMLAUNCH_FETCH_TIMEOUT, 0 unset */
 };
 
-static long env_timeout_ms(void)
+/* LLMLAUNCH_FETCH_TIMEOUT: seconds for one whole fetch. 0 when unset; a value that
+ * is not a time (0, -1, abc) is an error, never a silent 20 s. */
+#define FETCH_TIMEOUT_MAX_S 3600
+
+static int env_timeout_ms(long *ret, struct ll_error *err)
 {
 	const char *s = getenv("LLMLAUNCH_FETCH_TIMEOUT");
 	char *end;
 	double v;
 
+	*ret = 0;
 	if (!s || !*s)
 		return 0;
+	errno = 0;
 	v = strtod(s, &end);
-	return *end == '\0' && v > 0 ? (long)(v * 1000) : 0;
+	if (end == s || *end || errno || !(v >= 0.001 && v <= FETCH_TIMEOUT_MAX_S))
+		return ll_error_set(err, -EINVAL, "LLMLAUNCH_FETCH_TIMEOUT='%s': expected seconds, from 0.001 to %d", s,
+				    FETCH_TIMEOUT_MAX_S);
+	*ret = (long)(v * 1000);
+	return 0;
 }
 
 static enum outcome transfer_once(struct fetch_state *st, const char *url, bool first, char **ret_location,
@@ -272,7 +283,7 @@ static enum outcome transfer_once(struct fetch_state *st, const char *url, bool 
 		return OUT_FAILED;
 	}
 	connect_ms = o->connect_timeout_ms > 0 ? o->connect_timeout_ms : 5000;
-	total_ms = o->timeout_ms > 0 ? o->timeout_ms : env_timeout_ms() > 0 ? env_timeout_ms() : 20000;
+	total_ms = o->timeout_ms > 0 ? o->timeout_ms : st->env_timeout_ms > 0 ? st->env_timeout_ms : 20000;
 	if (o->budget_ms > 0 && o->budget_ms < total_ms)
 		total_ms = o->budget_ms;
 	if (connect_ms > total_ms)
@@ -387,6 +398,9 @@ LL_MODULE_EXPORT int ll_fetch_module_run(const char *spec, const struct ll_fetch
 	int r;
 
 	r = ll_url_split_pin(spec, &url, &pin, err);
+	if (r < 0)
+		return r;
+	r = env_timeout_ms(&st.env_timeout_ms, err);
 	if (r < 0)
 		return r;
 	st.t.max = st.opts->max_bytes ? st.opts->max_bytes : LL_PROFILE_MAX_BYTES;

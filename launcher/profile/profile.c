@@ -356,8 +356,6 @@ static void on_torchrun(struct loader *l, const struct ll_ynode *k, const struct
 	_cleanup_free_ char *name = ll_asprintf("torchrun.%s", k->s);
 	const struct ll_torchrun_option *opt = ll_torchrun_option_find(k->s);
 	size_t before = l->diags.n;
-	long x;
-	char *end;
 
 	(void)data;
 	/* walk_mapping passed only the profile keys of the table. */
@@ -365,38 +363,10 @@ static void on_torchrun(struct loader *l, const struct ll_ynode *k, const struct
 		return;
 	/* Validation first, then add_value for the text checks and the entry itself. */
 	if (v && v->type == LL_YNODE_SCALAR && !ll_ynode_is_null(v)) {
-		const char *s = v->s;
-		switch (opt->profile) {
-		case LL_TORCHRUN_UINT:
-			if (!ll_profile_parse_long(s, 0, INT_MAX, &x))
-				diag_add(l, v, path, NULL, "'%s' is not a non-negative integer", s);
-			break;
-		case LL_TORCHRUN_PORT:
-			if (!ll_profile_parse_long(s, 1, 65535, &x))
-				diag_add(l, v, path, NULL, "'%s' is not a port number (1-65535)", s);
-			break;
-		case LL_TORCHRUN_NUMBER:
-			errno = 0;
-			if (strtod(s, &end) <= 0 || *end || end == s || errno)
-				diag_add(l, v, path, NULL, "'%s' is not a positive number", s);
-			break;
-		case LL_TORCHRUN_NPROC:
-			if (strcmp(s, "auto") && strcmp(s, "gpu") && strcmp(s, "cpu") && !ll_profile_parse_long(s, 1, 1 << 16, &x))
-				diag_add(l, v, path, NULL, "'%s' is not auto, gpu, cpu or a positive integer", s);
-			break;
-		case LL_TORCHRUN_ENUM: {
-			_cleanup_free_ char *copy = ll_strdup(opt->choices);
-			bool ok = false;
-			for (char *t = strtok(copy, "|"); t && !ok; t = strtok(NULL, "|"))
-				ok = strcmp(t, s) == 0;
-			if (!ok)
-				diag_add(l, v, path, NULL, "'%s' is not one of %s", s, opt->choices);
-			break;
-		}
-		case LL_TORCHRUN_STRING:
-		case LL_TORCHRUN_NONE:
-			break;
-		}
+		_cleanup_free_ char *expected = ll_torchrun_value_check(opt, v->s);
+
+		if (expected)
+			diag_add(l, v, path, NULL, "'%s' is not %s", v->s, expected);
 	}
 	if (l->diags.n == before)
 		add_value(l, k, v, path, LL_PROFILE_TORCHRUN, name);

@@ -232,7 +232,7 @@ static void test_bad_values(void **state)
 	expect_error("torchrun:\n  master_port: 70000\n",
 		     "t.yaml:2:16: torchrun.master_port: '70000' is not a port number (1-65535)", NULL);
 	expect_error("torchrun:\n  nproc_per_node: many\n",
-		     "t.yaml:2:19: torchrun.nproc_per_node: 'many' is not auto, gpu, cpu or a positive integer", NULL);
+		     "t.yaml:2:19: torchrun.nproc_per_node: 'many' is not auto, gpu, cpu or a positive integer up to 4096", NULL);
 	expect_error("torchrun:\n  monitor_interval: 0\n",
 		     "t.yaml:2:21: torchrun.monitor_interval: '0' is not a positive number", NULL);
 	expect_error("bind: socket\n", "t.yaml:1:7: bind: 'socket' is not a binding (numa, core or none)", NULL);
