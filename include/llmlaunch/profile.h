@@ -161,7 +161,7 @@ struct ll_fetch_opts {
 struct ll_fetch_result {
 	char *body;                 /* NUL-terminated; len without the NUL */
 	size_t len;
-	char *url;                  /* without the #sha256= fragment */
+	char *url;                  /* without the #sha256= fragment, credentials redacted */
 	bool from_cache;            /* served from the cache (304, pinned hit or offline) */
 	char *warning;              /* set when the cache was used because the server could not be reached */
 };
@@ -173,6 +173,9 @@ void ll_fetch_result_release(struct ll_fetch_result *r);
 int ll_profile_fetch(const char *url, const struct ll_fetch_opts *opts, struct ll_fetch_result *ret,
 		     struct ll_error *err);
 bool ll_is_url(const char *s);
+/* URL with its credentials (user:password@, or a token as user@) replaced by "***":
+ * how a URL is shown, logged and stored in the fetch cache. Malloc'ed. */
+char *ll_url_redact(const char *url);
 /* Split "URL#sha256=HEX": *ret_url malloc'ed, *ret_sha (64 lowercase hex chars or NULL) malloc'ed. */
 int ll_url_split_pin(const char *s, char **ret_url, char **ret_sha, struct ll_error *err);
 

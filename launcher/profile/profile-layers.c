@@ -222,7 +222,9 @@ static int count_load(struct resolver *r, const char *ref, struct ll_error *err)
 	return 0;
 }
 
-static int fetch_ref(struct resolver *r, const char *ref, struct ll_profile **ret, struct ll_error *err)
+/* `shown`: ref as messages may name it (ll_url_redact). */
+static int fetch_ref(struct resolver *r, const char *ref, const char *shown, struct ll_profile **ret,
+		     struct ll_error *err)
 {
 	struct ll_profile_load_opts lo = r->opts->load;
 	struct ll_fetch_opts fo = r->opts->fetch;
@@ -231,12 +233,12 @@ static int fetch_ref(struct resolver *r, const char *ref, struct ll_profile **re
 	int k;
 
 	if (++r->n_fetches > LL_PROFILE_MAX_FETCHES)
-		return ll_error_set(err, -E2BIG, "'%s': more than %d profile URLs in one resolution", ref,
+		return ll_error_set(err, -E2BIG, "'%s': more than %d profile URLs in one resolution", shown,
 				    LL_PROFILE_MAX_FETCHES);
 	/* One budget for all fetches of a command: 20 URLs that each time out must not
 	 * hold a launch for 20 x 20 s. */
 	if (r->fetch_s >= LL_PROFILE_FETCH_BUDGET_S)
-		return ll_error_set(err, -ETIMEDOUT, "'%s': fetching profiles took more than %d s in all", ref,
+		return ll_error_set(err, -ETIMEDOUT, "'%s': fetching profiles took more than %d s in all", shown,
 				    LL_PROFILE_FETCH_BUDGET_S);
 	fo.budget_ms = (long)((LL_PROFILE_FETCH_BUDGET_S - r->fetch_s) * 1000) + 1;
 	start = ll_now_s();
@@ -263,19 +265,21 @@ static int load_ref(struct resolver *r, const char *ref, const struct ll_profile
 	int k;
 
 	if (ll_is_url(ref)) {
-		char *sha = NULL;
+		_cleanup_free_ char *bare = NULL, *sha = NULL, *shown = NULL;
 
 		/* The URL as written, pin included, is the key; the URL without the pin
-		 * names it (a cycle through two pins of one URL is still a cycle). */
-		k = ll_url_split_pin(ref, ret_identity, &sha, err);
-		free(sha);
+		 * names it (a cycle through two pins of one URL is still a cycle), and
+		 * never with its credentials. */
+		k = ll_url_split_pin(ref, &bare, &sha, err);
 		if (k < 0)
 			return k;
+		*ret_identity = ll_url_redact(bare);
+		shown = ll_url_redact(ref);
 		p = memo_find(r, ref);
 		if (!p) {
-			k = count_load(r, ref, err);
+			k = count_load(r, shown, err);
 			if (k == 0)
-				k = fetch_ref(r, ref, &p, err);
+				k = fetch_ref(r, ref, shown, &p, err);
 			if (k < 0) {
 				free(LL_TAKE(*ret_identity));
 				return k;
@@ -431,7 +435,7 @@ static int add_layer(struct resolver *r, enum ll_layer_kind kind, const char *re
 
 	layer = ll_array_push(&r->set->layers, &r->set->n_layers, sizeof(*layer));
 	layer->kind = kind;
-	layer->requested = ll_strdup(requested);
+	layer->requested = ll_is_url(requested) ? ll_url_redact(requested) : ll_strdup(requested);
 	layer->profile = p;
 	r->stack[0] = identity;
 	r->depth = 1;

@@ -106,9 +106,58 @@ has "404" "$tmp/err" "llmlaunch: cannot fetch '$base/nope.yaml': HTTP 404 (not f
 start=$(date +%s)
 LLMLAUNCH_FETCH_TIMEOUT=1 run "stall" 1 "$L" profiles show "$base/stall.yaml" "${CA[@]}"
 elapsed=$(($(date +%s) - start))
-has "stall" "$tmp/err" "llmlaunch: cannot fetch '$base/stall.yaml': timed out after 1000 ms"
+has "stall" "$tmp/err" "llmlaunch: cannot fetch '$base/stall.yaml': no complete answer within 1000 ms"
 has "stall" "$tmp/err" "hint: no cached copy of this profile exists yet"
 [ "$elapsed" -le 5 ] || fail "stall: took ${elapsed}s with a 1 s timeout"
+
+# A server that accepts the connection and never answers the TLS handshake: the
+# connect timeout (5 s) ends it, and the message says so (it said "timed out after
+# 20000 ms", the total timeout that had not run out).
+python3 -c '
+import socket, sys, time
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+s.listen(8)
+open(sys.argv[1] + ".tmp", "w").write(str(s.getsockname()[1]))
+import os; os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+conns = []
+while True:
+    c, _ = s.accept()
+    conns.append(c)  # held open, never a byte
+' "$tmp/mute-port" &
+mute_pid=$!
+for _ in $(seq 100); do [ -s "$tmp/mute-port" ] && break; sleep 0.05; done
+mute="https://127.0.0.1:$(cat "$tmp/mute-port")"
+start=$(date +%s)
+run "no-handshake" 1 "$L" profiles show "$mute/p.yaml" "${CA[@]}"
+elapsed=$(($(date +%s) - start))
+kill "$mute_pid" 2>/dev/null
+wait "$mute_pid" 2>/dev/null
+has "no-handshake" "$tmp/err" "llmlaunch: cannot fetch '$mute/p.yaml': connection and TLS handshake not complete within 5000 ms"
+[ "$elapsed" -ge 4 ] && [ "$elapsed" -le 9 ] || fail "no-handshake: took ${elapsed}s, expected the 5 s connect timeout"
+
+# Credentials in a URL are never shown nor stored: profiles show, explain, the
+# fetch cache's metadata and file names all see https://***@host/...
+cred="https://alice:s3cret-t0ken@127.0.0.1:$port"
+redacted="https://***@127.0.0.1:$port"
+run "credentials" 0 "$L" profiles show "$cred/ok.yaml" "${CA[@]}"
+has "credentials" "$tmp/out" "$redacted/ok.yaml"
+run "credentials-explain" 0 "$L" explain --profile "$cred/ok.yaml" "${CA[@]}"
+has "credentials-explain" "$tmp/out" "[profile $redacted/ok.yaml:4]"
+run "credentials-404" 1 "$L" profiles show "$cred/nope.yaml" "${CA[@]}"
+has "credentials-404" "$tmp/err" "cannot fetch '$redacted/nope.yaml': HTTP 404"
+if grep -rqs -e s3cret -e alice "$tmp/out" "$tmp/err" "$tmp/cache"; then
+	fail "credentials: the password or user appears in output or in the cache: $(grep -rls -e s3cret -e alice "$tmp/out" "$tmp/err" "$tmp/cache")"
+fi
+meta="$tmp/cache/llmlaunch/$(printf '%s' "$redacted/ok.yaml" | sha256sum | cut -c1-32).json"
+grep -qF "\"url\": \"$redacted/ok.yaml\"" "$meta" 2>/dev/null || fail "credentials: no metadata under the redacted URL ($meta)"
+
+# A FIFO where the cache's metadata file is: read as no cache, never waited on.
+fifo_meta="$tmp/cache/llmlaunch/$(printf '%s' "$base/fifo-cache.yaml" | sha256sum | cut -c1-32).json"
+cp "$tmp/www/ok.yaml" "$tmp/www/fifo-cache.yaml"
+mkfifo "$fifo_meta"
+run "cache-fifo" 0 timeout 20 "$L" profiles show "$base/fifo-cache.yaml" "${CA[@]}"
+has "cache-fifo" "$tmp/out" "NCCL_IB_TC="
 
 # Oversize bodies, with and without a Content-Length.
 run "oversize" 1 "$L" profiles show "$base/big.yaml" "${CA[@]}"
