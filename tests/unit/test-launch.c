@@ -576,6 +576,20 @@ static void touch(const char *path)
 	close(fd);
 }
 
+/* DIR/NAME, printf-style, in a buffer that the next call reuses. */
+static const char *at(const char *dir, const char *fmt, ...) LL_PRINTF(2, 3);
+static const char *at(const char *dir, const char *fmt, ...)
+{
+	static char buf[4096];
+	size_t n = (size_t)snprintf(buf, sizeof(buf), "%s/", dir);
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf + n, sizeof(buf) - n, fmt, ap);
+	va_end(ap);
+	return buf;
+}
+
 /* The job directory of a launcher killed with SIGKILL is removed at the next start;
  * nothing else is: a live launch's, one kept on purpose (no lock file), one whose PID
  * runs, a symbolic link, and never what a link inside points to. */
@@ -593,70 +607,33 @@ static void test_jobdir_stale(void **state)
 	(void)state;
 	assert_non_null(mkdtemp(tmp));
 	/* Stale: dead PID, lock file not held, a log inside and a link out of it. */
-	p = ll_asprintf("%s/llmlaunch-%d", tmp, (int)dead);
-	assert_int_equal(mkdir(p, 0700), 0);
-	free(p);
-	p = ll_asprintf("%s/llmlaunch-%d/" LL_JOBDIR_LOCK, tmp, (int)dead);
-	touch(p);
-	free(p);
-	p = ll_asprintf("%s/llmlaunch-%d/attempt_0", tmp, (int)dead);
-	assert_int_equal(mkdir(p, 0700), 0);
-	free(p);
-	p = ll_asprintf("%s/llmlaunch-%d/attempt_0/stderr.log", tmp, (int)dead);
-	touch(p);
-	free(p);
-	p = ll_asprintf("%s/outside", tmp);
-	touch(p);
-	free(p);
-	p = ll_asprintf("%s/llmlaunch-%d/attempt_0/link", tmp, (int)dead);
-	assert_int_equal(symlink("../../outside", p), 0);
-	free(p);
+	assert_int_equal(mkdir(at(tmp, "llmlaunch-%d", (int)dead), 0700), 0);
+	touch(at(tmp, "llmlaunch-%d/" LL_JOBDIR_LOCK, (int)dead));
+	assert_int_equal(mkdir(at(tmp, "llmlaunch-%d/attempt_0", (int)dead), 0700), 0);
+	touch(at(tmp, "llmlaunch-%d/attempt_0/stderr.log", (int)dead));
+	touch(at(tmp, "outside"));
+	assert_int_equal(symlink("../../outside", at(tmp, "llmlaunch-%d/attempt_0/link", (int)dead)), 0);
 	/* Kept on purpose: NCCL logs of a failed job, no lock file. */
-	p = ll_asprintf("%s/llmlaunch-%d-Ab12Cd", tmp, (int)dead2);
-	assert_int_equal(mkdir(p, 0700), 0);
-	free(p);
+	assert_int_equal(mkdir(at(tmp, "llmlaunch-%d-Ab12Cd", (int)dead2), 0700), 0);
 	/* PID 1 runs; a symbolic link is never a job directory. */
-	p = ll_asprintf("%s/llmlaunch-1", tmp);
-	assert_int_equal(mkdir(p, 0700), 0);
-	free(p);
-	p = ll_asprintf("%s/llmlaunch-1/" LL_JOBDIR_LOCK, tmp);
-	touch(p);
-	free(p);
-	p = ll_asprintf("%s/llmlaunch-%d", tmp, (int)dead2);
-	assert_int_equal(symlink("outside", p), 0);
-	free(p);
+	assert_int_equal(mkdir(at(tmp, "llmlaunch-1"), 0700), 0);
+	touch(at(tmp, "llmlaunch-1/" LL_JOBDIR_LOCK));
+	assert_int_equal(symlink("outside", at(tmp, "llmlaunch-%d", (int)dead2)), 0);
 	/* Our own, live and locked. */
 	assert_int_equal(ll_jobdir_create(tmp, &live, &err), 0);
-	p = ll_asprintf("%s/llmlaunch-%d", tmp, (int)getpid());
-	assert_string_equal(live.path, p);
-	free(p);
+	assert_string_equal(live.path, at(tmp, "llmlaunch-%d", (int)getpid()));
 
 	assert_int_equal(ll_jobdir_clean_stale(tmp, &removed, &n), 0);
 	assert_int_equal(n, 1);
-	p = ll_asprintf("%s/llmlaunch-%d", tmp, (int)dead);
-	assert_string_equal(removed[0], p);
-	assert_int_equal(lstat(p, &st), -1);
-	free(p);
+	assert_string_equal(removed[0], at(tmp, "llmlaunch-%d", (int)dead));
+	assert_int_equal(lstat(removed[0], &st), -1);
 	ll_strv_free(removed, n);
-	p = ll_asprintf("%s/outside", tmp);
-	assert_int_equal(stat(p, &st), 0); /* the link was removed, not its target */
-	unlink(p);
-	free(p);
-	p = ll_asprintf("%s/llmlaunch-%d-Ab12Cd", tmp, (int)dead2);
-	assert_int_equal(stat(p, &st), 0);
-	rmdir(p);
-	free(p);
-	p = ll_asprintf("%s/llmlaunch-1/" LL_JOBDIR_LOCK, tmp);
-	assert_int_equal(stat(p, &st), 0);
-	unlink(p);
-	free(p);
-	p = ll_asprintf("%s/llmlaunch-1", tmp);
-	rmdir(p);
-	free(p);
-	p = ll_asprintf("%s/llmlaunch-%d", tmp, (int)dead2);
-	assert_int_equal(lstat(p, &st), 0);
-	unlink(p);
-	free(p);
+	assert_int_equal(stat(at(tmp, "outside"), &st), 0); /* the link was removed, not its target */
+	unlink(at(tmp, "outside"));
+	assert_int_equal(rmdir(at(tmp, "llmlaunch-%d-Ab12Cd", (int)dead2)), 0);
+	assert_int_equal(unlink(at(tmp, "llmlaunch-1/" LL_JOBDIR_LOCK)), 0);
+	assert_int_equal(rmdir(at(tmp, "llmlaunch-1")), 0);
+	assert_int_equal(unlink(at(tmp, "llmlaunch-%d", (int)dead2)), 0);
 	assert_int_equal(stat(live.path, &st), 0);
 
 	/* A child holding its own job directory's lock: while it runs, not stale; once
@@ -686,9 +663,7 @@ static void test_jobdir_stale(void **state)
 		waitpid(child, NULL, 0);
 		assert_int_equal(ll_jobdir_clean_stale(tmp, &removed, &n), 0);
 		assert_int_equal(n, 1);
-		p = ll_asprintf("%s/llmlaunch-%d", tmp, (int)child);
-		assert_string_equal(removed[0], p);
-		free(p);
+		assert_string_equal(removed[0], at(tmp, "llmlaunch-%d", (int)child));
 		ll_strv_free(removed, n);
 		close(ready[0]);
 		close(ready[1]);
@@ -696,9 +671,7 @@ static void test_jobdir_stale(void **state)
 
 	/* A normal end: the lock file goes, then the directory when only empty
 	 * directories are left. */
-	p = ll_asprintf("%s/status", live.path);
-	assert_int_equal(mkdir(p, 0700), 0);
-	free(p);
+	assert_int_equal(mkdir(at(live.path, "status"), 0700), 0);
 	p = ll_strdup(live.path);
 	ll_jobdir_release(&live);
 	assert_int_equal(stat(p, &st), -1);

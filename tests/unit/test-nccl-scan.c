@@ -545,11 +545,14 @@ static void test_long_line_and_warning_cap(void **state)
 	ll_ncclscan_free(s);
 }
 
+static void append(const char *path, const char *text);
+
+static const char socket_warn[] = "h:1:1 [0] x.cc:1 NCCL WARN socketProgress: Connection closed by remote peer\n";
+
 /* A line longer than the 8 MiB mapping window (and the 64 KiB partial-line buffer)
  * is still one line: the warning after it is reported on line 3, not 4 or 170. */
 static void test_long_line_numbers(void **state)
 {
-	static const char warn[] = "h:1:1 [0] x.cc:1 NCCL WARN socketProgress: Connection closed by remote peer\n";
 	char dir[] = "/tmp/ll-scan-long-XXXXXX";
 	_cleanup_free_ char *path = NULL;
 	size_t big = (10u << 20) + 12345;
@@ -568,7 +571,7 @@ static void test_long_line_numbers(void **state)
 	fputs("first line\n", f);
 	fwrite(junk, 1, big, f);
 	fputc('\n', f);
-	fputs(warn, f);
+	fputs(socket_warn, f);
 	fclose(f);
 
 	/* Through the file reader (mapped windows) ... */
@@ -591,7 +594,7 @@ static void test_long_line_numbers(void **state)
 		ll_ncclscan_feed(s, st, "\n", 1);
 		ll_ncclscan_feed(s, st, junk, 70000); /* a long last line, ended by the flush */
 		ll_ncclscan_feed(s, st, "\n", 1);
-		ll_ncclscan_feed(s, st, warn, sizeof(warn) - 1);
+		ll_ncclscan_feed(s, st, socket_warn, sizeof(socket_warn) - 1);
 		ll_ncclscan_flush(s, st);
 	}
 	v = ll_ncclscan_result(s);
@@ -604,46 +607,42 @@ static void test_long_line_numbers(void **state)
 	free(junk);
 }
 
+/* DIR/NAME in a buffer that the next call reuses. */
+static const char *in_dir(const char *dir, const char *name)
+{
+	static char buf[4096];
+
+	snprintf(buf, sizeof(buf), "%s/%s", dir, name);
+	return buf;
+}
+
 /* A directory with a link loop, a dangling link, a link to a directory and a FIFO
  * beside a real log: the log is read, each of the others is skipped with why, and
  * nothing blocks or fails the walk. */
 static void test_dir_links_and_fifos(void **state)
 {
-	static const char warn[] = "h:1:1 [0] x.cc:1 NCCL WARN socketProgress: Connection closed by remote peer\n";
+	/* What the walk skips, in name order, and why. */
+	static const char *const skipped[] = {
+		"a-loop: a symbolic link to a directory, not followed",
+		"b-dangling: a dangling symbolic link",
+		"c-fifo: not a regular file (a FIFO, socket or device)",
+		"sub/up: a symbolic link to a directory, not followed",
+	};
+	const char *names[] = { "sub/up", "sub", "a-loop", "b-dangling", "c-fifo", "d.log", "e-link.log" };
 	char dir[] = "/tmp/ll-scan-dir-XXXXXX";
-	const char *names[] = { "a-loop", "b-dangling", "c-fifo", "d.log", "e-link.log", "sub" };
+	struct ll_error err = { 0 };
 	const struct ll_nccl_verdict *v;
 	struct ll_ncclscan *s;
-	struct ll_error err = { 0 };
-	FILE *f;
-	char *p;
 
 	(void)state;
 	assert_non_null(mkdtemp(dir));
-	p = ll_asprintf("%s/a-loop", dir);
-	assert_int_equal(symlink(".", p), 0);
-	free(p);
-	p = ll_asprintf("%s/b-dangling", dir);
-	assert_int_equal(symlink("/nonexistent/nccl.log", p), 0);
-	free(p);
-	p = ll_asprintf("%s/c-fifo", dir);
-	assert_int_equal(mkfifo(p, 0600), 0);
-	free(p);
-	p = ll_asprintf("%s/d.log", dir);
-	f = fopen(p, "w");
-	assert_non_null(f);
-	fputs(warn, f);
-	fclose(f);
-	free(p);
-	p = ll_asprintf("%s/e-link.log", dir);
-	assert_int_equal(symlink("d.log", p), 0); /* a link to a file is followed */
-	free(p);
-	p = ll_asprintf("%s/sub", dir);
-	assert_int_equal(mkdir(p, 0700), 0);
-	free(p);
-	p = ll_asprintf("%s/sub/up", dir);
-	assert_int_equal(symlink("..", p), 0);
-	free(p);
+	assert_int_equal(symlink(".", in_dir(dir, "a-loop")), 0);
+	assert_int_equal(symlink("/nonexistent/nccl.log", in_dir(dir, "b-dangling")), 0);
+	assert_int_equal(mkfifo(in_dir(dir, "c-fifo"), 0600), 0);
+	append(in_dir(dir, "d.log"), socket_warn);
+	assert_int_equal(symlink("d.log", in_dir(dir, "e-link.log")), 0); /* a link to a file is followed */
+	assert_int_equal(mkdir(in_dir(dir, "sub"), 0700), 0);
+	assert_int_equal(symlink("..", in_dir(dir, "sub/up")), 0);
 
 	s = ll_ncclscan_new(LL_NET_EXPECT_ANY);
 	assert_int_equal(ll_ncclscan_path(s, dir, &err), 0);
@@ -653,25 +652,13 @@ static void test_dir_links_and_fifos(void **state)
 	assert_int_equal(v->warnings_total, 2);
 	assert_int_equal(v->skipped_total, 4);
 	assert_int_equal(v->n_skipped, 4);
-	p = ll_asprintf("%s/a-loop: a symbolic link to a directory, not followed", dir);
-	assert_string_equal(v->skipped[0], p);
-	free(p);
-	p = ll_asprintf("%s/b-dangling: a dangling symbolic link", dir);
-	assert_string_equal(v->skipped[1], p);
-	free(p);
-	p = ll_asprintf("%s/c-fifo: not a regular file (a FIFO, socket or device)", dir);
-	assert_string_equal(v->skipped[2], p);
-	free(p);
-	p = ll_asprintf("%s/sub/up: a symbolic link to a directory, not followed", dir);
-	assert_string_equal(v->skipped[3], p);
-	free(p);
+	for (size_t i = 0; i < 4; i++)
+		assert_string_equal(v->skipped[i], in_dir(dir, skipped[i]));
 	ll_ncclscan_free(s);
 
 	/* A FIFO named on its own is a pipe to read: with no writer it is empty at once. */
 	s = ll_ncclscan_new(LL_NET_EXPECT_ANY);
-	p = ll_asprintf("%s/c-fifo", dir);
-	assert_int_equal(ll_ncclscan_path(s, p, &err), 0);
-	free(p);
+	assert_int_equal(ll_ncclscan_path(s, in_dir(dir, "c-fifo"), &err), 0);
 	assert_int_equal(ll_ncclscan_result(s)->files, 1);
 	ll_ncclscan_free(s);
 	/* A device is not: /dev/zero would be read forever. */
@@ -681,17 +668,8 @@ static void test_dir_links_and_fifos(void **state)
 	ll_error_clear(&err);
 	ll_ncclscan_free(s);
 
-	p = ll_asprintf("%s/sub/up", dir);
-	unlink(p);
-	free(p);
-	p = ll_asprintf("%s/sub", dir);
-	rmdir(p);
-	free(p);
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]) - 1; i++) {
-		p = ll_asprintf("%s/%s", dir, names[i]);
-		unlink(p);
-		free(p);
-	}
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		assert_int_equal(remove(in_dir(dir, names[i])), 0);
 	rmdir(dir);
 }
 
