@@ -50,6 +50,38 @@ else
 	echo "FAIL probe --topology deep126.xml: $(cat "$tmp/err")"
 	fail=1
 fi
+# Found by tests/fuzz/fuzz-topology.c: hwloc 2.9 dereferences NULL (exit 139, lstopo
+# too) when the root object has a cpuset without complete_cpuset, or a nodeset
+# without complete_nodeset. hwloc always writes them in pairs; such a file is refused.
+numa='<object type="NUMANode" cpuset="0xf" complete_cpuset="0xf" nodeset="0x1" complete_nodeset="0x1"/>'
+pu='<object type="PU" cpuset="0x1" complete_cpuset="0x1" nodeset="0x1" complete_nodeset="0x1"/>'
+printf '<topology version="2.0"><object type="Machine" cpuset="0xf" nodeset="0x1" complete_nodeset="0x1">%s%s</object></topology>\n' \
+	"$numa" "$pu" >"$tmp/no-complete-cpuset.xml"
+expect 1 "cannot load '$tmp/no-complete-cpuset.xml': an object has a cpuset or nodeset without its complete_ counterpart (not hwloc's own XML)" \
+	--topology "$tmp/no-complete-cpuset.xml"
+printf '<topology version="2.0"><object type="Machine" cpuset="0xf" complete_cpuset="0xf" nodeset="0x1">%s%s</object></topology>\n' \
+	"$numa" "$pu" >"$tmp/no-complete-nodeset.xml"
+expect 1 "without its complete_ counterpart" --topology "$tmp/no-complete-nodeset.xml"
+printf '<topology version="2.0"><object cpuset="f"nodeset=""o><object type="NU" cpuset="0"nodeset=""t> </object></object></topology>\n' \
+	>"$tmp/fuzz-crash-1.xml"
+expect 1 "cannot load '$tmp/fuzz-crash-1.xml': an object's CPU or NUMA set is not hwloc's 0x... words" \
+	--topology "$tmp/fuzz-crash-1.xml"
+printf '<topology version="2.0"><object type="Machine" cpuset="0xf"o>%s</object></topology>\n' "$numa" >"$tmp/attrs.xml"
+expect 1 "cannot load '$tmp/attrs.xml': an object's attributes are not name=\"value\" pairs (not hwloc's own XML)" \
+	--topology "$tmp/attrs.xml"
+# A set whose first word is empty: hwloc's parser asserts (abort, exit 134).
+printf '<topology version="2.0"><object type="Machine" cpuset="0xf" complete_cpuset="0xf" nodeset=",0x1" complete_nodeset="0x1">%s%s</object></topology>\n' \
+	"$numa" "$pu" >"$tmp/fuzz-crash-2.xml"
+expect 1 "cannot load '$tmp/fuzz-crash-2.xml': an object's CPU or NUMA set is not hwloc's 0x... words" \
+	--topology "$tmp/fuzz-crash-2.xml"
+# Also found by it: hwloc sizes its bitmaps by PU and NUMA numbers, so one PU
+# numbered 4294967000 cost 1 GB in every command (2^64 - 160 with an infinite
+# cpuset: 3.6 GB, 9 s). Numbers above 2^20 are refused.
+printf '<topology version="2.0"><object type="Machine" cpuset="0xf" complete_cpuset="0xf" nodeset="0x1" complete_nodeset="0x1">%s%s</object></topology>\n' \
+	"$numa" '<object type="PU" cpuset="0x1" complete_cpuset="0x1" nodeset="0x1" complete_nodeset="0x1" os_index="4294967000"/>' \
+	>"$tmp/huge-pu.xml"
+expect 1 "cannot load '$tmp/huge-pu.xml': a PU or NUMA node numbered above 1048576, beyond any machine's" \
+	--topology "$tmp/huge-pu.xml"
 # What is not a regular file is refused at once: a FIFO with no writer would make
 # open() wait forever, a device would be read forever.
 mkfifo "$tmp/fifo.xml"
