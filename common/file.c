@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -9,41 +10,106 @@
 
 #include "llmlaunch/util.h"
 
-int ll_read_file(const char *path, size_t max, char **ret)
+int ll_open_regular(const char *path, int flags, struct stat *ret_st)
 {
-	struct ll_buf b;
-	char chunk[4096];
-	int fd;
+	struct stat st;
+	int fd, r = 0;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: opening a FIFO with no writer would wait for one forever.
+	 * It changes nothing for a regular file, the only kind read on from here. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | flags);
 	if (fd < 0)
 		return -errno;
+	if (fstat(fd, &st) < 0)
+		r = -errno;
+	else if (S_ISDIR(st.st_mode))
+		r = -EISDIR;
+	else if (!S_ISREG(st.st_mode))
+		r = -EINVAL;
+	if (r < 0) {
+		close(fd);
+		return r;
+	}
+	if (ret_st)
+		*ret_st = st;
+	return fd;
+}
+
+const char *ll_file_strerror(int r)
+{
+	switch (r) {
+	case -EINVAL:
+		return "not a regular file (a FIFO, socket or device)";
+	case -EBADMSG:
+		return "it holds a NUL byte (binary data)";
+	case -EFBIG:
+		return "too large";
+	default:
+		return strerror(-r);
+	}
+}
+
+int ll_read_fd(int fd, size_t max, char **ret, size_t *ret_len)
+{
+	struct ll_buf b;
+	char chunk[16384];
+
 	ll_buf_init(&b);
 	for (;;) {
 		ssize_t n = read(fd, chunk, sizeof(chunk));
+
 		if (n < 0) {
 			int r = -errno;
 			if (r == -EINTR)
 				continue;
-			close(fd);
 			ll_buf_release(&b);
 			return r;
 		}
 		if (n == 0)
 			break;
 		if (b.len + (size_t)n > max) {
-			close(fd);
 			ll_buf_release(&b);
 			return -EFBIG;
 		}
 		ll_buf_addn(&b, chunk, (size_t)n);
 	}
+	if (ret_len)
+		*ret_len = b.len;
+	*ret = ll_buf_detach(&b);
+	return 0;
+}
+
+int ll_read_file_n(const char *path, size_t max, char **ret, size_t *ret_len)
+{
+	struct stat st;
+	int fd, r;
+
+	fd = ll_open_regular(path, 0, &st);
+	if (fd < 0)
+		return fd;
+	/* The size first: a wrong path (a disk image) fails without being read. */
+	if ((uintmax_t)st.st_size > max)
+		r = -EFBIG;
+	else
+		r = ll_read_fd(fd, max, ret, ret_len);
 	close(fd);
-	if (memchr(b.s, '\0', b.len)) {
-		ll_buf_release(&b);
+	return r;
+}
+
+int ll_read_file(const char *path, size_t max, char **ret)
+{
+	char *s;
+	size_t len;
+	int r;
+
+	r = ll_read_file_n(path, max, &s, &len);
+	if (r < 0)
+		return r;
+	if (memchr(s, '\0', len)) {
+		free(s);
 		return -EBADMSG;
 	}
-	*ret = b.s;
+	*ret = s;
 	return 0;
 }
 

@@ -2,6 +2,8 @@
  * OS devices (or their stand-ins), hwloc's PortN infos and ours. */
 #include <arpa/inet.h>
 #include <ctype.h>
+#include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -115,7 +117,8 @@ static void port_info(struct ll_rdma_device *d, const char *name, const char *va
 
 		free(p->rate);
 		p->rate = ll_strdup(value);
-		p->rate_gbps = end != value && g >= 0 ? g : -1;
+		/* "1e23 Gb/sec" and "inf" are not rates: unknown, not a huge bandwidth. */
+		p->rate_gbps = end != value && isfinite(g) && g >= 0 && g <= LL_PORT_RATE_MAX_GBPS ? g : -1;
 	} else if (strcmp(rest, "PhysState") == 0) {
 		free(p->phys_state);
 		p->phys_state = ll_strdup(value);
@@ -126,8 +129,10 @@ static void port_info(struct ll_rdma_device *d, const char *name, const char *va
 		struct ll_gid *g = NULL;
 		char *tail;
 
+		errno = 0;
 		k = (unsigned)strtoul(rest + 3, &tail, 10);
-		if (*tail != '\0' && strcmp(tail, "Type") != 0)
+		/* No GID table has an entry 300: such an info is not one. */
+		if ((*tail != '\0' && strcmp(tail, "Type") != 0) || errno || k > LL_GID_INDEX_MAX)
 			return;
 		for (size_t i = 0; i < p->n_gids; i++)
 			if (p->gids[i].index == k)

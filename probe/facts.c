@@ -89,7 +89,11 @@ static void host_facts(hwloc_topology_t topo, struct ll_facts *f)
 		nn->os_index = (int)o->os_index;
 		nn->cpuset = bitmap_list(o->cpuset);
 		nn->n_cores = o->cpuset ? hwloc_get_nbobjs_inside_cpuset_by_type(topo, o->cpuset, HWLOC_OBJ_CORE) : 0;
+		/* hwloc answers -1 when Cores sit on several levels. */
+		if (nn->n_cores < 0)
+			nn->n_cores = -1;
 	}
+	f->cores_unknown = n_cores < 0;
 	if (n_cores > 0)
 		f->cores = ll_calloc((size_t)n_cores, sizeof(*f->cores));
 	for (int i = 0; i < n_cores; i++) {

@@ -2,6 +2,7 @@
  * static part from the per-boot cache of cache.c when it is valid), a fake /sys
  * under --fsroot, or a saved snapshot. Everything the probe learns is stored in
  * the topology, so the facts come from ll_probe_facts() alone. */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -22,6 +23,12 @@
 /* Snapshots of real machines are at most a few MB; the cap only keeps a wrong
  * path (a disk image, /dev/zero) from eating memory. */
 #define XML_MAX_SIZE (256u << 20)
+/* hwloc's XML import recurses once per nesting level: some 10,000-20,000 levels
+ * overflow an 8 MiB stack (SIGSEGV inside hwloc_topology_load). A real topology is
+ * far flatter: Machine, Package, Die, Groups, caches, Core, PU, or a chain of PCIe
+ * bridges down to an OS device, with its info children; the deepest of 64 real
+ * exports (DGX-2, many-VF hosts) nests 12 elements. 128 is ten times that. */
+#define XML_MAX_DEPTH 128
 
 static void topo_destroyp(hwloc_topology_t *t)
 {
@@ -99,25 +106,126 @@ static int xml_format_major(const char *buf)
 	return atoi(v + strlen("version=\""));
 }
 
+/* hwloc sizes CPU and NUMA bitmaps by the PUs' and NUMA nodes' OS indexes: a PU
+ * numbered 4294967000 costs 1 GB and a second, 2^64 - 160 with an infinite cpuset
+ * 3.6 GB and 9 s, in every command that loads the file. Linux numbers CPUs below
+ * NR_CPUS (8192 in distribution kernels); a thousand times more is still no machine. */
+#define XML_MAX_OS_INDEX (1u << 20)
+#define XML_MAX_OS_INDEX_TEXT "1048576"
+
+/* hwloc's bitmap syntax, as it writes it: "0xf...f" (everything) or a first word
+ * "0x" + 1-8 hex digits, then ",word" or "," (an empty word) any number of times. Its
+ * parser asserts (abort) on a first word that is empty (",0"). */
+static bool bitmap_ok(const char *v, const char *end)
+{
+	bool first = true;
+
+	if (end - v >= 7 && strncmp(v, "0xf...f", 7) == 0)
+		v += 7, first = false;
+	for (;;) {
+		const char *d;
+
+		if (!first) {
+			if (v == end)
+				return true;
+			if (*v++ != ',')
+				return false;
+			if (v == end || *v == ',')
+				continue;
+		}
+		if (end - v < 3 || v[0] != '0' || v[1] != 'x')
+			return false;
+		for (d = v + 2; d < end && d - v < 10 && isxdigit((unsigned char)*d); d++)
+			;
+		if (d == v + 2 || (d < end && *d != ','))
+			return false;
+		v = d;
+		first = false;
+	}
+}
+
+/* What hwloc 2.9 would crash or stall on in an <object ...> start tag, from just
+ * after its name to its '>' (or "/>"); NULL when nothing. hwloc writes attributes as
+ * name="value" pairs, every set with its complete_ counterpart (a cpuset without
+ * complete_cpuset, or a nodeset without complete_nodeset, on the root makes it
+ * dereference NULL), and sizes its bitmaps by PU and NUMA node numbers. */
+static const char *object_attrs_why(const char *p, const char *end)
+{
+	static const char *const names[] = { "cpuset", "complete_cpuset", "nodeset", "complete_nodeset" };
+	const char *type = NULL, *index = NULL;
+	size_t type_len = 0;
+	unsigned have = 0;
+
+	for (;;) {
+		const char *name, *q;
+		size_t len;
+
+		while (p < end && strchr(" \t\r\n", *p))
+			p++;
+		if (p >= end || *p == '/')
+			break;
+		name = p;
+		while (p < end && !strchr(" \t\r\n=/", *p))
+			p++;
+		len = (size_t)(p - name);
+		while (p < end && strchr(" \t\r\n", *p))
+			p++;
+		if (len == 0 || p >= end || *p != '=')
+			return "an object's attributes are not name=\"value\" pairs";
+		for (p++; p < end && strchr(" \t\r\n", *p); p++)
+			;
+		if (p >= end || *p != '"' || !(q = memchr(p + 1, '"', (size_t)(end - p - 1))))
+			return "an object's attributes are not name=\"value\" pairs";
+		for (size_t k = 0; k < LL_ARRAY_SIZE(names); k++)
+			if (strlen(names[k]) == len && strncmp(name, names[k], len) == 0)
+				have |= 1u << k;
+		if ((len >= 6 && strncmp(name + len - 6, "cpuset", 6) == 0) ||
+		    (len >= 7 && strncmp(name + len - 7, "nodeset", 7) == 0)) {
+			if (!bitmap_ok(p + 1, q))
+				return "an object's CPU or NUMA set is not hwloc's 0x... words";
+		}
+		if (len == 4 && strncmp(name, "type", 4) == 0)
+			type = p + 1, type_len = (size_t)(q - p - 1);
+		else if (len == 8 && strncmp(name, "os_index", 8) == 0)
+			index = p + 1;
+		p = q + 1;
+	}
+	if (!(have & 1) != !(have & 2) || !(have & 4) != !(have & 8))
+		return "an object has a cpuset or nodeset without its complete_ counterpart";
+	if (index && type &&
+	    ((type_len == 2 && strncmp(type, "PU", 2) == 0) || (type_len == 8 && strncmp(type, "NUMANode", 8) == 0))) {
+		unsigned long long v;
+
+		errno = 0;
+		v = strtoull(index, NULL, 10);
+		if (errno || v > XML_MAX_OS_INDEX)
+			return "a PU or NUMA node numbered above " XML_MAX_OS_INDEX_TEXT ", beyond any machine's";
+	}
+	return NULL;
+}
+
 /* Is buf well-formed XML (balanced elements, closed quotes, comments and
- * declarations)? hwloc's built-in parser leaks its half-built tree on a
- * truncated file, and truncation is the usual way a snapshot goes bad (a copy
- * cut short, an excerpt pasted into an issue), so catch it before hwloc sees it. */
-static bool xml_well_formed(const char *buf)
+ * declarations), and no deeper than XML_MAX_DEPTH? hwloc's built-in parser leaks
+ * its half-built tree on a truncated file, and truncation is the usual way a
+ * snapshot goes bad (a copy cut short, an excerpt pasted into an issue), so catch
+ * it before hwloc sees it. 0, -EINVAL (not well-formed), -E2BIG (too deep) or
+ * -EBADR with *why: an object whose attributes hwloc would crash or stall on. */
+static int xml_check(const char *buf, const char **why)
 {
 	struct tag {
 		const char *name;
 		size_t len;
 	} *stack = NULL;
 	size_t depth = 0, roots = 0;
-	bool ok = false;
+	int r = -EINVAL;
 	const char *p = buf;
 
 	for (;;) {
 		const char *lt = strchr(p, '<'), *e;
 
 		if (!lt) {
-			ok = depth == 0 && roots > 0;
+			if (depth == 0 && roots > 0)
+				r = 0;
 			break;
 		}
 		p = lt + 1;
@@ -168,9 +276,18 @@ static bool xml_well_formed(const char *buf)
 					quote = *p;
 			if (!*p)
 				break;
+			if (len == 6 && strncmp(name, "object", 6) == 0 && (*why = object_attrs_why(name + len, p))) {
+				r = -EBADR;
+				break;
+			}
 			if (p[-1] != '/') {
-				struct tag *t = ll_array_push(&stack, &depth, sizeof(*t));
+				struct tag *t;
 
+				if (depth >= XML_MAX_DEPTH) {
+					r = -E2BIG;
+					break;
+				}
+				t = ll_array_push(&stack, &depth, sizeof(*t));
 				t->name = name;
 				t->len = len;
 			}
@@ -180,7 +297,7 @@ static bool xml_well_formed(const char *buf)
 		}
 	}
 	free(stack);
-	return ok;
+	return r;
 }
 
 /* Load hwloc XML text (buf, as read from path) the way every replay does, with
@@ -189,7 +306,7 @@ static int load_xml_buffer(const char *path, const char *buf, unsigned long flag
 			   struct ll_error *err)
 {
 	_cleanup_(topo_destroyp) hwloc_topology_t topo = NULL;
-	const char *p;
+	const char *p, *why = NULL;
 	int r, major;
 
 	for (p = buf; *p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'; p++)
@@ -216,7 +333,14 @@ static int load_xml_buffer(const char *path, const char *buf, unsigned long flag
 				    "(export it with hwloc 2's lstopo)", path, major);
 	}
 
-	if (!xml_well_formed(p))
+	r = xml_check(p, &why);
+	if (r == -E2BIG)
+		return ll_error_set(err, -EINVAL,
+				    "cannot load '%s': elements nested more than %d deep, deeper than any real topology",
+				    path, XML_MAX_DEPTH);
+	if (r == -EBADR)
+		return ll_error_set(err, -EINVAL, "cannot load '%s': %s (not hwloc's own XML)", path, why);
+	if (r < 0)
 		return ll_error_set(err, -EINVAL, "cannot load '%s': invalid or truncated hwloc XML", path);
 
 	r = topo_init(&topo);
@@ -246,8 +370,13 @@ static int load_xml(const char *path, hwloc_topology_t *ret, struct ll_error *er
 	if (r == -EBADMSG) /* NUL bytes */
 		return ll_error_set(err, -EINVAL, "cannot load '%s': not an XML file (binary data)", path);
 	if (r < 0)
-		return ll_error_set(err, r, "cannot open '%s': %s", path, strerror(-r));
+		return ll_error_set(err, r, "cannot open '%s': %s", path, ll_file_strerror(r));
 	return load_xml_buffer(path, buf, 0, ret, err);
+}
+
+int ll_probe_load_xml_text(const char *name, const char *text, hwloc_topology_t *ret, struct ll_error *err)
+{
+	return load_xml_buffer(name, text, 0, ret, err);
 }
 
 /* hwloc fills these from uname() of the machine it runs on, even under

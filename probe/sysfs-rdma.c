@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "llmlaunch/facts.h"
 #include "annotate.h"
 #include "annotations.h"
 #include "sysfs.h"
@@ -101,7 +102,7 @@ static void annotate_gids(hwloc_obj_t obj, const char *portdir, unsigned port, c
 		char name[64];
 		unsigned k;
 
-		if (!ll_parse_uint(names[i], &k))
+		if (!ll_parse_uint(names[i], &k) || k > LL_GID_INDEX_MAX)
 			continue;
 		p = ll_asprintf("%s/%s", gidsdir, names[i]);
 		if (ll_sysfs_read(p, &gid) < 0 || !is_gid(gid, 8) || gid_is_unused(gid))

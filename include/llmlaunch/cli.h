@@ -22,7 +22,8 @@ struct ll_ctx {
 	size_t n_profiles;
 	const char *cacert;         /* --cacert: extra CA for https:// profiles */
 	bool allow_http;            /* --allow-http: plain http profiles beyond loopback */
-	bool allow_loader_vars;     /* --allow-loader-vars: profiles may set LD_PRELOAD & co */
+	bool allow_loader_vars;     /* --allow-loader-vars: profiles may set LD_PRELOAD & co, and
+				     * fetched ones more than their allow-list */
 };
 
 /* Options every fact-reading command accepts. Their `val`s are above 0x1000 so they
@@ -51,7 +52,8 @@ enum {
 	"  --profile P       apply a profile (name, file or https:// URL); repeatable\n"     \
 	"  --cacert FILE     trust this CA too when fetching https:// profiles\n"           \
 	"  --allow-http      allow plain http:// profiles from hosts other than loopback\n" \
-	"  --allow-loader-vars  let profiles set LD_PRELOAD, PYTHONPATH, plugin paths ...\n" \
+	"  --allow-loader-vars  let profiles set LD_PRELOAD, PYTHONPATH, plugin paths ...,\n" \
+	"                    and fetched ones more than NCCL/FI/UCX tuning (docs/security.md)\n" \
 	"  --no-cache        probe this machine in full, without the per-boot topology cache\n"
 
 /* Handle one of the common options; returns true when `opt` was one. */

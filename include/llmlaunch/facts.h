@@ -65,8 +65,14 @@ const char *ll_link_layer_name(enum ll_link_layer l); /* "InfiniBand", "Ethernet
 enum ll_gid_type { LL_GID_TYPE_UNKNOWN = 0, LL_GID_TYPE_IB_ROCE_V1, LL_GID_TYPE_ROCE_V2 };
 const char *ll_gid_type_name(enum ll_gid_type t); /* "IB/RoCE v1", "RoCE v2" as sysfs spells them */
 
+/* Bounds on what a topology may claim, beyond which a value is unknown rather than
+ * a fact: a GID table has at most 256 entries (NCCL_IB_GID_INDEX is -1..255), and no
+ * port runs at more than 10 Tb/s (XDR InfiniBand is 800 Gb/s per 4x port). */
+#define LL_GID_INDEX_MAX 255
+#define LL_PORT_RATE_MAX_GBPS 10000.0
+
 struct ll_gid {
-	unsigned index;
+	unsigned index;          /* 0..LL_GID_INDEX_MAX */
 	char *gid;               /* "fe80:0000:...", as sysfs prints it */
 	enum ll_gid_type type;
 	bool ipv4_mapped;        /* ::ffff:a.b.c.d */
@@ -86,7 +92,7 @@ struct ll_rdma_port {
 	char *phys_state;        /* "5: LinkUp", NULL unknown */
 	enum ll_link_layer link_layer;
 	char *rate;              /* "200 Gb/sec (4X HDR)", NULL unknown */
-	double rate_gbps;        /* parsed from rate, -1 unknown */
+	double rate_gbps;        /* parsed from rate, -1 unknown (or beyond LL_PORT_RATE_MAX_GBPS) */
 	long lid;                /* -1 unknown */
 	struct ll_gid *gids;
 	size_t n_gids;
@@ -171,7 +177,7 @@ struct ll_netif {
 struct ll_numa_node {
 	int os_index;
 	char *cpuset;            /* hwloc list string */
-	int n_cores;
+	int n_cores;             /* -1 unknown (cores_unknown) */
 };
 
 struct ll_core {
@@ -189,6 +195,10 @@ struct ll_facts {
 	size_t n_numa_nodes;
 	struct ll_core *cores;   /* in logical order */
 	size_t n_cores;
+	/* The topology has Core objects on more than one level (a Core inside a Core:
+	 * no real machine, a damaged or crafted file): the count is unknown and the
+	 * list empty, never a "0 cores" that reads as a fact. */
+	bool cores_unknown;
 
 	struct ll_gpu *gpus;     /* in PCI bus id order */
 	size_t n_gpus;

@@ -4,11 +4,32 @@
 #define LLMLAUNCH_FILE_H
 
 #include <stddef.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
-/* Read a whole small file (sysfs attributes, profiles). Trailing newline kept.
- * Returns 0 and a malloc'ed string, or -errno. `max` caps the size (-EFBIG); a
- * file holding a NUL byte is -EBADMSG. */
+/* Open `path` for reading, only if it is a regular file: opened with O_NONBLOCK
+ * (a FIFO without a writer cannot make open() wait) and checked with fstat() on
+ * the descriptor itself, so nothing can be swapped in between. `flags` adds open
+ * flags (O_NOFOLLOW). Returns the descriptor (O_NONBLOCK still set, harmless on
+ * a regular file) with *ret_st filled when given, -EISDIR for a directory, -EINVAL
+ * for anything else that is not a regular file (FIFO, socket, device), or -errno. */
+int ll_open_regular(const char *path, int flags, struct stat *ret_st);
+
+/* What a -errno of the readers below means, for messages: "not a regular file (a
+ * FIFO, socket or device)" for -EINVAL, "too large", ..., else strerror(). */
+const char *ll_file_strerror(int r);
+
+/* Read fd to its end, at most `max` bytes (-EFBIG beyond). *ret is malloc'ed and
+ * NUL-terminated; *ret_len (optional) is the true length, NUL bytes included. */
+int ll_read_fd(int fd, size_t max, char **ret, size_t *ret_len);
+
+/* Read a whole regular file (ll_open_regular): profiles, snapshots, sysfs and /proc
+ * values. `max` caps the size (-EFBIG, checked on the size fstat() reports before
+ * reading, and on what is read). *ret_len: the true length, NUL bytes included. */
+int ll_read_file_n(const char *path, size_t max, char **ret, size_t *ret_len);
+
+/* ll_read_file_n() for text: trailing newline kept, a file holding a NUL byte is
+ * -EBADMSG. Returns 0 and a malloc'ed string, or -errno. */
 int ll_read_file(const char *path, size_t max, char **ret);
 /* Read the first line of a file without its newline and trailing blanks. */
 int ll_read_line(const char *path, char **ret);

@@ -112,6 +112,30 @@ int ll_worker_status_write(const char *dir, int local_rank, int attempt, int wst
  * records it read. */
 int ll_worker_status_collect(const char *dir, int *ret_status, int *ret_rank);
 
+/* ---- the job directory (jobdir.c) ------------------------------------------ */
+
+/* The lock file a running launch holds (flock) inside its job directory. */
+#define LL_JOBDIR_LOCK ".llmlaunch-lock"
+
+struct ll_jobdir {
+	char *path;                 /* $TMPDIR/llmlaunch-PID (or llmlaunch-PID-XXXXXX) */
+	int lock_fd;                /* holds the flock() until released or until we die */
+};
+
+/* The job directory's name for this process, without creating it (the dry run). `tmp`
+ * NULL: $TMPDIR, else /tmp. Malloc'ed. */
+char *ll_jobdir_path(const char *tmp);
+/* Create it (0700) and take its lock. 0, or -errno with err set. */
+int ll_jobdir_create(const char *tmp, struct ll_jobdir *ret, struct ll_error *err);
+/* The launch is over: drop the lock file, then remove the directory if torchrun left
+ * only empty directories in it (kept logs keep it, no longer locked). */
+void ll_jobdir_release(struct ll_jobdir *j);
+/* Remove every job directory in `tmp` (NULL: $TMPDIR or /tmp) left by a launcher
+ * that died without cleaning up: ours, its PID gone and its lock file not held.
+ * Symbolic links are never followed. *ret_removed lists the paths removed
+ * (malloc'ed, free with ll_strv_free). 0, or -errno when `tmp` cannot be read. */
+int ll_jobdir_clean_stale(const char *tmp, char ***ret_removed, size_t *ret_n);
+
 /* ---- running it ----------------------------------------------------------- */
 
 /* Called by ll_supervise for things a person should know (a forwarded signal, an

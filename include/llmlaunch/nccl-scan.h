@@ -63,6 +63,7 @@ const char *ll_net_expect_name(enum ll_net_expect e); /* "any", "ib", "roce", "s
 int ll_net_expect_parse(const char *s, enum ll_net_expect *ret); /* 0 or -EINVAL */
 
 #define LL_NCCL_MAX_WARNINGS 1000
+#define LL_NCCL_MAX_SKIPPED 100
 
 struct ll_nccl_warning {
 	char *file;
@@ -153,6 +154,12 @@ struct ll_nccl_verdict {
 	unsigned long warnings_total;
 	unsigned long warnings_by_class[LL_NCCL_WARN_CLASS_COUNT];
 	unsigned long files, lines;
+	/* Entries of the directories read that were left out, "PATH: why" (a dangling
+	 * link, a link to a directory, a FIFO, an unreadable file); at most
+	 * LL_NCCL_MAX_SKIPPED kept, skipped_total counts them all. */
+	char *const *skipped;
+	size_t n_skipped;
+	unsigned long skipped_total;
 	bool error;              /* a fallback or an error-class warning: `logs` exits 1 */
 };
 
@@ -178,10 +185,16 @@ void ll_ncclscan_feed(struct ll_ncclscan *s, struct ll_ncclscan_stream *st, cons
 /* End of input for now: scan the kept partial line as if it ended. */
 void ll_ncclscan_flush(struct ll_ncclscan *s, struct ll_ncclscan_stream *st);
 
-/* Stream one file through a fixed buffer. -errno with a message naming the file. */
+/* Stream one file through a fixed buffer: a regular file, or a pipe read until its
+ * writers close it (a FIFO nobody writes reads as empty, it never blocks the open).
+ * Devices, sockets and directories are refused. -errno with a message naming it. */
 int ll_ncclscan_file(struct ll_ncclscan *s, const char *path, struct ll_error *err);
-/* A file, or a directory read recursively (regular files, in name order; hidden
- * entries skipped). -errno with a message naming what could not be read. */
+/* A file, or a directory read recursively: regular files in name order, hidden
+ * entries left out, symbolic links to files followed, links to directories not
+ * (no loop can form), at most 32 directories deep. Inside a directory nothing stops
+ * the walk: what cannot be read (a dangling link, a FIFO, a file without
+ * permission) is recorded in the verdict's `skipped` and the rest is read. -errno
+ * with a message only when `path` itself cannot be read. */
 int ll_ncclscan_path(struct ll_ncclscan *s, const char *path, struct ll_error *err);
 
 /* Compute the verdict from everything fed so far. The result is owned by the scanner

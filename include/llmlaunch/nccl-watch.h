@@ -46,7 +46,7 @@ enum ll_net_expect ll_ncclwatch_expect_from_plan(const char *llmlaunch_net, cons
 
 struct ll_ncclwatch;
 
-/* Watch `dir` (created if missing) for files named LL_NCCLWATCH_FILE_PREFIX*.
+/* Watch `dir`, which must exist, for files named LL_NCCLWATCH_FILE_PREFIX*.
  * -errno with a message naming the directory. */
 int ll_ncclwatch_new(const char *dir, enum ll_net_expect expect, enum ll_fallback_policy policy,
 		     struct ll_ncclwatch **ret, struct ll_error *err);

@@ -69,8 +69,10 @@ int ll_ctx_plan(struct ll_ctx *ctx, const struct ll_plan_cmd_options *o, char *c
 /* ll_ctx_plan(), then the cluster-wide values when a launcher runs this process
  * (srun --mpi=pmix, mpirun, a Slurm job: llmlaunch/agree.h, launcher_only); alone,
  * the node plan as it is. The agreement's notes are printed as warnings. `agree`
- * holds --agree-timeout and --strict; its environ defaults to `environ_`. */
+ * holds --agree-timeout and --strict; its environ defaults to `environ_`.
+ * *ret_profiles (optional) receives the profile set, as from ll_ctx_plan(). */
 int ll_ctx_plan_agreed(struct ll_ctx *ctx, const struct ll_plan_cmd_options *o, struct ll_agree_options *agree,
-		       char *const *environ_, struct ll_plan **ret, struct ll_error *err);
+		       char *const *environ_, struct ll_plan **ret, struct ll_profile_set **ret_profiles,
+		       struct ll_error *err);
 
 #endif

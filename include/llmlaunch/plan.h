@@ -92,6 +92,16 @@ struct ll_plan {
 	int nnodes;
 };
 
+/* Is NAME=VALUE something a plan takes (--set checks it when parsing)? Variables
+ * ([A-Z_][A-Z0-9_]*) take any value; the settings are "bind" (numa, core, none),
+ * "nproc-per-node" and "cores-per-rank" (1-4096), "python" and "torchrun.OPTION"
+ * (a torchrun option, its value by its kind). 0, -ENOENT for a name nothing reads
+ * (it would be ignored), -EINVAL with *ret_expected (malloc'ed) saying what the
+ * value may be. */
+int ll_plan_setting_check(const char *name, const char *value, char **ret_expected);
+/* The settings' names, for "did you mean" (static). */
+const char *const *ll_plan_setting_names(size_t *ret_n);
+
 int ll_plan_build(const struct ll_plan_input *in, struct ll_plan **ret, struct ll_error *err);
 void ll_plan_free(struct ll_plan *p);
 static inline void ll_plan_freep(struct ll_plan **p) { if (*p) { ll_plan_free(*p); *p = NULL; } }

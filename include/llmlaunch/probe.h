@@ -39,6 +39,11 @@ struct ll_probe_options {
  * fresh either way (docs/snapshot-format.md, "The probe cache"). */
 int ll_probe_load(const struct ll_probe_options *opts, hwloc_topology_t *ret, struct ll_error *err);
 
+/* Load snapshot text (hwloc XML, NUL-terminated) the way --topology loads a file:
+ * the same checks (format version, well-formed, at most 128 levels deep) before
+ * hwloc sees it. `name` names it in messages. The fuzzer's entry point. */
+int ll_probe_load_xml_text(const char *name, const char *text, hwloc_topology_t *ret, struct ll_error *err);
+
 /* Extract the facts from a loaded (annotated or plain lstopo) topology. */
 int ll_probe_facts(hwloc_topology_t topo, const char *source, struct ll_facts **ret, struct ll_error *err);
 

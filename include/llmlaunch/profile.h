@@ -37,6 +37,9 @@ struct ll_profile_value {
 	char **when_exists;
 	size_t n_when_exists;
 	unsigned line, column;  /* 1-based position of the key */
+	/* Accepted only because --allow-loader-vars was given: a restricted variable,
+	 * or one outside what a fetched profile may set (explain lists these). */
+	bool trusted;
 };
 
 /* `match`: every condition given must hold; a list inside one condition holds when
@@ -100,9 +103,12 @@ struct ll_profile_diags {
 void ll_profile_diags_release(struct ll_profile_diags *d);
 
 struct ll_profile_load_opts {
-	/* Permit loader and library-path variables (see ll_profile_var_restricted). */
+	/* Permit loader and library-path variables (see ll_profile_var_restricted) and,
+	 * in a remote profile, what is outside its allow-list; such values are marked
+	 * `trusted`. */
 	bool allow_loader_vars;
-	/* The text came over the network: `python` is refused too (it picks the binary). */
+	/* The text came over the network: only ll_profile_var_remote_allowed() variables,
+	 * and `python` is refused too (it picks the binary). */
 	bool remote;
 };
 
@@ -120,6 +126,12 @@ int ll_profile_load_file(const char *path, const struct ll_profile_load_opts *op
 /* True for names a profile may only set with --allow-loader-vars: anything that makes
  * the workers load or run other code (LD_*, PYTHONPATH, PATH, NCCL_NET_PLUGIN, ...). */
 bool ll_profile_var_restricted(const char *name, const char *value);
+/* May a profile fetched over the network set `name` to `value` without
+ * --allow-loader-vars? An allow-list (docs/security.md): the planner's variables,
+ * NCCL_* except the ones naming files, directories, plugins and addresses, known
+ * libfabric (FI_*) and UCX tuning names, and a few others (RDMAV_FORK_SAFE,
+ * CUDA_DEVICE_MAX_CONNECTIONS, TORCH_NCCL_*). Never a restricted one. */
+bool ll_profile_var_remote_allowed(const char *name, const char *value);
 /* [A-Z_][A-Z0-9_]* */
 bool ll_profile_var_name_valid(const char *name);
 /* Levenshtein distance, for "did you mean". */
@@ -141,13 +153,15 @@ struct ll_fetch_opts {
 	const char *cache_dir;      /* NULL: $XDG_CACHE_HOME/llmlaunch or ~/.cache/llmlaunch */
 	long connect_timeout_ms;    /* 0: default 5000 */
 	long timeout_ms;            /* 0: $LLMLAUNCH_FETCH_TIMEOUT (seconds) or 20000 */
+	long budget_ms;             /* > 0: at most this long, whatever the timeouts (what is
+				     * left of a resolution's LL_PROFILE_FETCH_BUDGET_S) */
 	size_t max_bytes;           /* 0: LL_PROFILE_MAX_BYTES */
 };
 
 struct ll_fetch_result {
 	char *body;                 /* NUL-terminated; len without the NUL */
 	size_t len;
-	char *url;                  /* without the #sha256= fragment */
+	char *url;                  /* without the #sha256= fragment, credentials redacted */
 	bool from_cache;            /* served from the cache (304, pinned hit or offline) */
 	char *warning;              /* set when the cache was used because the server could not be reached */
 };
@@ -159,10 +173,26 @@ void ll_fetch_result_release(struct ll_fetch_result *r);
 int ll_profile_fetch(const char *url, const struct ll_fetch_opts *opts, struct ll_fetch_result *ret,
 		     struct ll_error *err);
 bool ll_is_url(const char *s);
+/* URL with its credentials (user:password@, or a token as user@) replaced by "***":
+ * how a URL is shown, logged and stored in the fetch cache. Malloc'ed. */
+char *ll_url_redact(const char *url);
 /* Split "URL#sha256=HEX": *ret_url malloc'ed, *ret_sha (64 lowercase hex chars or NULL) malloc'ed. */
 int ll_url_split_pin(const char *s, char **ret_url, char **ret_sha, struct ll_error *err);
 
 /* --- layers (profile-layers.c) --- */
+
+/* Bounds on one resolution (ll_profiles_resolve: every layer of one command), each
+ * profile loaded once however often it is reached:
+ *   LL_PROFILE_MAX_LOADED    distinct profiles named by --profile or extends
+ *   LL_PROFILE_MAX_FETCHES   of which URLs (one request each, plus redirects)
+ *   LL_PROFILE_MAX_APPLIED   applications, a diamond's repeats included
+ *   LL_PROFILE_FETCH_BUDGET_S  seconds for all fetches together
+ * and extends chains at most 16 deep. Beyond any of them: -E2BIG (-ETIMEDOUT for
+ * the time) with a message naming the profile. */
+#define LL_PROFILE_MAX_LOADED 64
+#define LL_PROFILE_MAX_FETCHES 16
+#define LL_PROFILE_MAX_APPLIED 1024
+#define LL_PROFILE_FETCH_BUDGET_S 60
 
 struct ll_profile_opts {
 	struct ll_profile_load_opts load;

@@ -32,6 +32,8 @@ struct ll_torchrun_option {
 /* The known options (torch 1.13, and a few from newer torch so that they pass
  * through rather than being refused), ending with a { NULL } entry. */
 extern const struct ll_torchrun_option ll_torchrun_options[];
+/* How many, the { NULL } end not counted. */
+size_t ll_torchrun_n_options(void);
 
 /* Look an option up by its long name without the leading dashes, with dashes or
  * underscores ("nproc-per-node" and "nproc_per_node" both match). NULL if unknown. */
@@ -39,5 +41,14 @@ const struct ll_torchrun_option *ll_torchrun_option_find(const char *name);
 
 /* The names a profile's `torchrun:` section may hold, in table order (static). */
 const char *const *ll_torchrun_profile_keys(size_t *ret_n);
+
+/* Workers per node: far more than any node has GPUs or cores to give them. */
+#define LL_TORCHRUN_MAX_NPROC 4096
+
+/* Is `value` one option `o` takes, by its value kind (`profile`)? NULL when it is
+ * (always for STRING and NONE), else what it takes, malloc'ed: "a port number
+ * (1-65535)", "auto, gpu, cpu or a positive integer up to 4096", "one of c10d|...".
+ * Profiles, `run`'s own torchrun flags and --set torchrun.NAME all check this. */
+char *ll_torchrun_value_check(const struct ll_torchrun_option *o, const char *value);
 
 #endif

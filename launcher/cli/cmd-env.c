@@ -82,7 +82,7 @@ int cmd_env(int argc, char **argv, struct ll_ctx *ctx)
 		return r < 0 ? LL_EXIT_USAGE : LL_EXIT_OK;
 	}
 	ll_buf_init(&out);
-	r = ll_ctx_plan_agreed(ctx, &o.plan, &o.agree, environ, &plan, &err);
+	r = ll_ctx_plan_agreed(ctx, &o.plan, &o.agree, environ, &plan, NULL, &err);
 	if (r >= 0)
 		r = ll_env_write_plan(o.format, plan, &out, &err);
 	if (r < 0) {

@@ -136,10 +136,37 @@ static void print_lint(struct ll_out *o, const struct ll_plan *p)
 	ll_out_close_array(o);
 }
 
+/* What the profiles set only because --allow-loader-vars was given: loader
+ * variables, and everything a profile fetched over the network may not set by
+ * itself (docs/security.md), each with the file or URL and line it came from. */
+static void print_trusted(struct ll_out *o, const struct ll_profile_set *s)
+{
+	size_t n = 0;
+
+	ll_out_open_array(o, "trusted");
+	for (size_t i = 0; s && i < s->n_applied; i++) {
+		const struct ll_profile_applied *a = &s->applied[i];
+
+		if (!a->value->trusted || a->skipped)
+			continue;
+		if (n++ == 0)
+			ll_out_text(o, "\nSet only because of --allow-loader-vars:\n");
+		ll_out_open_object(o, NULL);
+		ll_out_string(o, "name", "  %s", a->value->name);
+		ll_out_string(o, "value", "=%s", a->value->value);
+		ll_out_string(o, "origin", "  [profile %s]", a->origin);
+		ll_out_bool(o, "remote", a->profile->remote ? "  (fetched over the network)" : "", a->profile->remote);
+		ll_out_text(o, "\n");
+		ll_out_close_object(o);
+	}
+	ll_out_close_array(o);
+}
+
 int cmd_explain(int argc, char **argv, struct ll_ctx *ctx)
 {
 	struct explain_options o = { 0 };
 	_cleanup_(ll_plan_freep) struct ll_plan *plan = NULL;
+	_cleanup_(ll_profile_set_freep) struct ll_profile_set *profiles = NULL;
 	struct ll_error err = { 0 };
 	struct ll_buf summary;
 	struct ll_out *out;
@@ -150,7 +177,7 @@ int cmd_explain(int argc, char **argv, struct ll_ctx *ctx)
 		ll_plan_cmd_options_release(&o.plan);
 		return r < 0 ? LL_EXIT_USAGE : LL_EXIT_OK;
 	}
-	r = ll_ctx_plan_agreed(ctx, &o.plan, &o.agree, environ, &plan, &err);
+	r = ll_ctx_plan_agreed(ctx, &o.plan, &o.agree, environ, &plan, &profiles, &err);
 	ll_plan_cmd_options_release(&o.plan);
 	if (r < 0) {
 		ll_report(&err);
@@ -168,6 +195,7 @@ int cmd_explain(int argc, char **argv, struct ll_ctx *ctx)
 	ll_out_string(out, "summary", "\nParallelism:\n  %s\n", summary.s);
 	ll_buf_release(&summary);
 	print_lint(out, plan);
+	print_trusted(out, profiles);
 	ll_out_close_object(out);
 	/* A failed write is reported once, by main(). */
 	return ll_out_finish(out) < 0 ? LL_EXIT_FAILURE : LL_EXIT_OK;

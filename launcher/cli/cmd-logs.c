@@ -44,7 +44,9 @@ static void usage(FILE *f)
 		"  -h, --help           show this help\n"
 		"\n"
 		"Exit status: 0 nothing wrong, 1 a fallback or an error warning (IB completion or\n"
-		"verbs call, socket, no interface) was found, 2 usage error or unreadable input.\n"
+		"verbs call, socket, no interface) was found, 2 usage error or a PATH that cannot\n"
+		"be read (the others are still reported). Inside directories, links to directories\n"
+		"are not followed and what cannot be read is skipped with a warning.\n"
 		"\n"
 		"Example:\n"
 		"  llmlaunch logs --expect-net ib /scratch/job-1234/logs\n"
@@ -265,6 +267,12 @@ static int print_verdict(const struct ll_nccl_verdict *v, bool json)
 	ll_out_string(o, "nccl_version", NULL, v->version);
 	ll_out_int(o, "files", NULL, (long long)v->files, true);
 	ll_out_int(o, "lines", NULL, (long long)v->lines, true);
+	/* Text mode says these on stderr, as warnings. */
+	ll_out_open_array(o, "skipped");
+	for (size_t i = 0; i < v->n_skipped; i++)
+		ll_out_string(o, NULL, NULL, v->skipped[i]);
+	ll_out_close_array(o);
+	ll_out_int(o, "skipped_total", NULL, (long long)v->skipped_total, true);
 
 	ll_out_open_array(o, "hosts");
 	for (size_t i = 0; i < v->n_hosts; i++)
@@ -333,7 +341,7 @@ int cmd_logs(int argc, char **argv, struct ll_ctx *ctx)
 	struct logs_options o = { .expect = LL_NET_EXPECT_ANY };
 	_cleanup_(ll_ncclscan_freep) struct ll_ncclscan *s = NULL;
 	const struct ll_nccl_verdict *v;
-	int r;
+	int r, failed = 0;
 
 	(void)ctx;
 	r = parse_args(argc, argv, &o);
@@ -346,14 +354,23 @@ int cmd_logs(int argc, char **argv, struct ll_ctx *ctx)
 	for (int i = optind; i < argc; i++) {
 		struct ll_error err = { 0 };
 
+		/* One input that cannot be read does not hide the others. */
 		if (ll_ncclscan_path(s, argv[i], &err) < 0) {
 			ll_report(&err);
 			ll_error_clear(&err);
-			return LL_EXIT_USAGE;
+			failed++;
 		}
 	}
+	if (failed == argc - optind)
+		return LL_EXIT_USAGE;
 	v = ll_ncclscan_result(s);
+	for (size_t i = 0; i < v->n_skipped; i++)
+		ll_warnf("skipped %s", v->skipped[i]);
+	if (v->skipped_total > v->n_skipped)
+		ll_warnf("skipped %lu more entries", v->skipped_total - (unsigned long)v->n_skipped);
 	if (print_verdict(v, o.json) < 0)
 		return LL_EXIT_FAILURE; /* reported once, by main() */
+	if (failed)
+		return LL_EXIT_USAGE;
 	return v->error ? LL_EXIT_FAILURE : LL_EXIT_OK;
 }

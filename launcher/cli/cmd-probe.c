@@ -75,7 +75,7 @@ static void print_host(struct ll_out *o, const struct ll_facts *f)
 	ll_out_string(o, "dmi_product_name", "  product    %s\n", f->dmi_product_name);
 	ll_out_text(o, "  source     %s\n", f->source ? f->source : "unknown");
 	ll_out_int(o, "packages", "  %s package(s), ", f->n_packages, f->n_packages >= 0);
-	ll_out_int(o, "cores", "%s cores, ", (long long)f->n_cores, true);
+	ll_out_int(o, "cores", "%s cores, ", (long long)f->n_cores, !f->cores_unknown);
 	ll_out_int(o, "pus", "%s PUs, ", f->n_pus, f->n_pus >= 0);
 	ll_out_int(o, "n_numa_nodes", "%s NUMA node(s)\n", (long long)f->n_numa_nodes, true);
 	ll_out_open_array(o, "numa_nodes");
@@ -85,7 +85,7 @@ static void print_host(struct ll_out *o, const struct ll_facts *f)
 		ll_out_open_object(o, NULL);
 		ll_out_int(o, "os_index", "  NUMA %s", n->os_index, true);
 		ll_out_string(o, "cpuset", "     cpus %s", n->cpuset);
-		ll_out_int(o, "cores", " (%s cores)\n", n->n_cores, true);
+		ll_out_int(o, "cores", " (%s cores)\n", n->n_cores, n->n_cores >= 0);
 		ll_out_close_object(o);
 	}
 	ll_out_close_array(o);

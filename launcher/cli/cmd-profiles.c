@@ -207,6 +207,8 @@ static void print_set(struct ll_out *o, const struct ll_profile_set *s)
 		ll_out_string(o, "origin", "  %s", win->origin);
 		print_when(o, win->value);
 		ll_out_bool(o, "skipped", win->skipped ? "  SKIPPED: no such file on this node" : "", win->skipped);
+		ll_out_bool(o, "trusted", win->value->trusted ? "  TRUSTED: set only because of --allow-loader-vars" : "",
+			    win->value->trusted);
 		ll_out_int(o, "overrides", n_over ? "  (overrides %s earlier)" : "", (long long)n_over, true);
 		ll_out_text(o, "\n");
 		ll_out_close_object(o);

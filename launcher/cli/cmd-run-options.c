@@ -304,7 +304,22 @@ int run_parse_argv(int argc, char **argv, struct ll_ctx *ctx, struct run_options
 				break;
 			if (c >= OPT_TORCHRUN) {
 				const struct ll_torchrun_option *t = &ll_torchrun_options[c - OPT_TORCHRUN];
+				_cleanup_free_ char *expected = NULL;
 
+				/* Numbers are checked now: torchrun would fail on them with a
+				 * traceback, after the probe and the agreement. Strings and
+				 * choices are torchrun's to judge (plugins add backends). */
+				if (t->has_arg && t->profile != LL_TORCHRUN_STRING && t->profile != LL_TORCHRUN_ENUM &&
+				    (expected = ll_torchrun_value_check(t, optarg))) {
+					_cleanup_free_ char *spelled = ll_strdup(t->name);
+
+					for (char *d = spelled; *d; d++)
+						if (*d == '_')
+							*d = '-';
+					ll_errorf("--%s '%s': expected %s", spelled, optarg, expected);
+					r = -EINVAL;
+					break;
+				}
 				add_user(o, t, optarg);
 				if (strcmp(t->name, "nproc_per_node") == 0) {
 					long v;

@@ -90,58 +90,6 @@ static void notify_stderr(void *data, const char *message)
 	ll_errorf("%s", message);
 }
 
-/* torchrun writes below --log_dir; a per-job directory keeps two jobs apart and
- * leaves no /tmp/torchelastic_* behind. The dry run names it without creating it. */
-static char *job_dir(bool create, struct ll_error *err)
-{
-	const char *tmp = getenv("TMPDIR");
-	char *d;
-
-	if (!tmp || !*tmp)
-		tmp = "/tmp";
-	d = ll_asprintf("%s/llmlaunch-%d", tmp, (int)getpid());
-	if (!create)
-		return d;
-	if (mkdir(d, 0700) == 0)
-		return d;
-	free(d);
-	d = ll_asprintf("%s/llmlaunch-%d-XXXXXX", tmp, (int)getpid());
-	if (mkdtemp(d))
-		return d;
-	ll_error_set(err, -errno, "cannot create the job directory '%s': %s", d, strerror(errno));
-	free(d);
-	return NULL;
-}
-
-/* Remove the job directory when torchrun left only empty directories in it (it
- * makes one per attempt and rank even when nothing is redirected). Anything else,
- * a log file above all, keeps the directory. */
-static bool rmdir_empty_tree(const char *path, int depth)
-{
-	DIR *d;
-	struct dirent *e;
-	bool empty = true;
-
-	if (depth > 8 || !(d = opendir(path)))
-		return false;
-	while ((e = readdir(d))) {
-		char *sub;
-
-		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-			continue;
-		if (e->d_type != DT_DIR) {
-			empty = false;
-			continue;
-		}
-		sub = ll_asprintf("%s/%s", path, e->d_name);
-		if (!rmdir_empty_tree(sub, depth + 1))
-			empty = false;
-		free(sub);
-	}
-	closedir(d);
-	return empty && rmdir(path) == 0;
-}
-
 static char *self_exe(struct ll_error *err)
 {
 	char buf[PATH_MAX];
@@ -212,6 +160,7 @@ int cmd_run(int argc, char **argv, struct ll_ctx *ctx)
 	_cleanup_free_ char *early_python = NULL;
 	pid_t early_check = 0;
 	_cleanup_free_ char *python = NULL, *self = NULL, *logdir = NULL, *statusdir = NULL, *nccldir = NULL;
+	struct ll_jobdir jobdir = { .lock_fd = -1 };
 	_cleanup_(ll_ncclwatch_freep) struct ll_ncclwatch *watch = NULL;
 	struct ll_cluster cluster = { 0 };
 	struct ll_error err = { 0 };
@@ -253,9 +202,24 @@ int cmd_run(int argc, char **argv, struct ll_ctx *ctx)
 	self = self_exe(&err);
 	if (!self)
 		goto fail;
-	logdir = job_dir(!o.dry_run, &err);
-	if (!logdir)
-		goto fail;
+	/* torchrun writes below --log_dir; a per-job directory keeps two jobs apart and
+	 * leaves no /tmp/torchelastic_* behind. The dry run names it without creating it. */
+	if (o.dry_run) {
+		logdir = ll_jobdir_path(NULL);
+	} else {
+		char **stale = NULL;
+		size_t n_stale = 0;
+
+		/* What a launcher killed with SIGKILL left behind (its job died with it). */
+		if (ll_jobdir_clean_stale(NULL, &stale, &n_stale) == 0)
+			for (size_t i = 0; i < n_stale; i++)
+				ll_warnf("removed '%s', left by a launcher that was killed", stale[i]);
+		ll_strv_free(stale, n_stale);
+		r = ll_jobdir_create(NULL, &jobdir, &err);
+		if (r < 0)
+			goto fail;
+		logdir = ll_strdup(jobdir.path);
+	}
 	/* With --exec nobody is left to read the workers' exit records. */
 	if (!o.exec) {
 		statusdir = ll_asprintf("%s/status", logdir);
@@ -287,6 +251,13 @@ int cmd_run(int argc, char **argv, struct ll_ctx *ctx)
 		 * then there is nothing of ours to watch. */
 		nccldir = ll_asprintf("%s/nccl", logdir);
 		if (ll_ncclwatch_env(nccldir, launch->envp, add)) {
+			if (!o.dry_run && mkdir(nccldir, 0755) < 0) {
+				ll_error_set(&err, -errno, "cannot create NCCL log directory '%s': %s", nccldir,
+					     strerror(errno));
+				for (int i = 0; i < 2; i++)
+					free(add[i]);
+				goto fail_dir;
+			}
 			for (int i = 0; i < 2; i++) {
 				char *eq = strchr(add[i], '=');
 				*eq = 0;
@@ -350,14 +321,14 @@ int cmd_run(int argc, char **argv, struct ll_ctx *ctx)
 		ll_ncclwatch_finish(watch, stderr);
 		nccl_logs_done(nccldir, status != 0 && ll_ncclwatch_verdict(watch)->files > 0);
 	}
-	rmdir_empty_tree(logdir, 0);
+	ll_jobdir_release(&jobdir);
 	goto out;
 
 fail_dir:
-	if (logdir && !o.dry_run) {
+	if (jobdir.path) {
 		if (statusdir)
 			ll_worker_status_collect(statusdir, &(int){ 0 }, &(int){ 0 });
-		rmdir_empty_tree(logdir, 0);
+		ll_jobdir_release(&jobdir);
 	}
 fail:
 	ll_report(&err);

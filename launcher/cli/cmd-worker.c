@@ -163,6 +163,18 @@ int cmd_worker(int argc, char **argv, struct ll_ctx *ctx)
 	if (r <= 0)
 		return r == 0 ? LL_EXIT_OK : LL_EXIT_USAGE;
 
+	/* Die with torchrun, whatever ends it: a torchrun killed with SIGKILL (or one
+	 * whose llmlaunch was, see ll_supervise) must not leave its workers running
+	 * under PID 1. Kept across the exec below; the interpreter's own child in
+	 * run_and_record() dies with us the same way. If torchrun is already gone,
+	 * there is nobody to run for. */
+	{
+		pid_t parent = getppid();
+
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) == 0 && getppid() != parent)
+			return 128 + SIGKILL;
+	}
+
 	if (o.cpuset || o.membind) {
 		pl.cpus = ll_strdup(o.cpuset);
 		if (o.membind && ll_parse_digits(o.membind, strlen(o.membind), &pl.mem) < 0) {

@@ -1,15 +1,76 @@
 /* The planner as commands call it: parsing the shared options and assembling the
  * planner's input from the context (facts, profiles) and the environment. */
 #include <errno.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "llmlaunch/agree.h"
 #include "llmlaunch/plan-cmd.h"
+#include "llmlaunch/torchrun-options.h"
+
+/* The closest of `names` to `word`, when it is near enough to be a misspelling. */
+static const char *closest(const char *word, const char *const *names, size_t n)
+{
+	size_t best = SIZE_MAX, limit = strlen(word) / 4 + 1;
+	const char *pick = NULL;
+
+	for (size_t i = 0; i < n; i++) {
+		size_t d = ll_edit_distance(word, names[i]);
+
+		if (d < best)
+			best = d, pick = names[i];
+	}
+	return best <= limit ? pick : NULL;
+}
+
+/* A name nothing reads would be ignored without a word, a bad value found late or
+ * never: both are usage errors, said now. */
+static int set_check(const char *name, const char *value, struct ll_error *err)
+{
+	_cleanup_free_ char *expected = NULL;
+	int r = ll_plan_setting_check(name, value, &expected);
+	const char *pick;
+	size_t n;
+
+	if (r == -EINVAL)
+		return ll_error_set(err, -EINVAL, "--set '%s=%s': expected %s", name, value, expected);
+	if (r == 0)
+		return 0;
+	if (ll_startswith(name, "torchrun.")) {
+		ll_error_set(err, -EINVAL, "--set '%s=%s': torchrun has no option '--%s'", name, value,
+			     name + strlen("torchrun."));
+		{
+			_cleanup_free_ const char **names = ll_calloc(ll_torchrun_n_options(), sizeof(char *));
+
+			for (n = 0; n < ll_torchrun_n_options(); n++)
+				names[n] = ll_torchrun_options[n].name;
+			pick = closest(name + strlen("torchrun."), names, n);
+		}
+		if (pick)
+			ll_error_hint(err, "did you mean 'torchrun.%s'?", pick);
+		return -EINVAL;
+	}
+	ll_error_set(err, -EINVAL,
+		     "--set '%s=%s': '%s' is neither a variable (a name in capitals) nor a setting (bind, "
+		     "cores-per-rank, nproc-per-node, python, torchrun.OPTION)",
+		     name, value, name);
+	{
+		const char *const *names = ll_plan_setting_names(&n);
+
+		pick = closest(name, names, n);
+	}
+	if (pick)
+		ll_error_hint(err, "did you mean '%s'?", pick);
+	else
+		ll_error_hint(err, "variables for the workers are written in capitals: --set NCCL_DEBUG=INFO");
+	return -EINVAL;
+}
 
 int ll_plan_cmd_option(struct ll_plan_cmd_options *o, int opt, char *arg, struct ll_error *err)
 {
 	char *eq;
 	long n;
+	int r;
 
 	switch (opt) {
 	case LL_OPT_SET:
@@ -20,6 +81,11 @@ int ll_plan_cmd_option(struct ll_plan_cmd_options *o, int opt, char *arg, struct
 			return -EINVAL;
 		}
 		*eq = '\0';
+		r = set_check(arg, eq + 1, err);
+		if (r < 0) {
+			*eq = '=';
+			return r;
+		}
 		*(struct ll_assignment *)ll_array_push(&o->sets, &o->n_sets, sizeof(*o->sets)) =
 			(struct ll_assignment){ .name = arg, .value = eq + 1, .origin = "--set" };
 		return 1;
@@ -29,8 +95,9 @@ int ll_plan_cmd_option(struct ll_plan_cmd_options *o, int opt, char *arg, struct
 		o->bind_given = true;
 		return 1;
 	case LL_OPT_NPROC_PER_NODE:
-		if (ll_parse_long(arg, 1, 4096, &n) < 0)
-			return ll_error_set(err, -EINVAL, "--nproc-per-node '%s': expected a count from 1 to 4096", arg);
+		if (ll_parse_long(arg, 1, LL_TORCHRUN_MAX_NPROC, &n) < 0)
+			return ll_error_set(err, -EINVAL, "--nproc-per-node '%s': expected a count from 1 to %d", arg,
+					    LL_TORCHRUN_MAX_NPROC);
 		o->nproc_per_node = (int)n;
 		return 1;
 	default:
@@ -99,13 +166,15 @@ int ll_ctx_plan(struct ll_ctx *ctx, const struct ll_plan_cmd_options *o, char *c
 }
 
 int ll_ctx_plan_agreed(struct ll_ctx *ctx, const struct ll_plan_cmd_options *o, struct ll_agree_options *agree,
-		       char *const *environ_, struct ll_plan **ret, struct ll_error *err)
+		       char *const *environ_, struct ll_plan **ret, struct ll_profile_set **ret_profiles,
+		       struct ll_error *err)
 {
+	_cleanup_(ll_profile_set_freep) struct ll_profile_set *set = NULL;
 	_cleanup_(ll_plan_freep) struct ll_plan *plan = NULL;
 	struct ll_cluster cluster = { 0 };
 	int r;
 
-	r = ll_ctx_plan(ctx, o, environ_, &plan, NULL, err);
+	r = ll_ctx_plan(ctx, o, environ_, &plan, ret_profiles ? &set : NULL, err);
 	if (r < 0)
 		return r;
 	agree->launcher_only = true;
@@ -119,6 +188,8 @@ int ll_ctx_plan_agreed(struct ll_ctx *ctx, const struct ll_plan_cmd_options *o, 
 	if (r < 0)
 		return r;
 	*ret = LL_TAKE(plan);
+	if (ret_profiles)
+		*ret_profiles = LL_TAKE(set);
 	return 0;
 }
 

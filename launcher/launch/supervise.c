@@ -156,7 +156,15 @@ int ll_supervise(char *const argv[], char *const envp[], const struct ll_supervi
 		goto out;
 	}
 
-	pid = ll_spawn(argv, &(struct ll_spawn_options){ .envp = envp, .mask = &old_mask, .new_group = true }, err);
+	/* die_with_parent: if llmlaunch itself is killed (SIGKILL, the OOM killer),
+	 * nothing here runs to stop the job, so the kernel does: torchrun gets SIGKILL
+	 * (PR_SET_PDEATHSIG, checked against a parent that died before it was set), and
+	 * each `llmlaunch __worker` dies with torchrun the same way, its interpreter with
+	 * it. The job never outlives its launcher; its directory goes at the next start. */
+	pid = ll_spawn(argv,
+		       &(struct ll_spawn_options){
+			       .envp = envp, .mask = &old_mask, .new_group = true, .die_with_parent = true },
+		       err);
 	if (pid < 0) {
 		r = pid;
 		goto out;

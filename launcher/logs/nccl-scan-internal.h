@@ -26,6 +26,7 @@ struct ll_ncclscan_stream {
 	size_t n_last_pre;
 	enum cont_kind cont;            /* what a wrapped continuation line would extend */
 	struct ll_nccl_rank *cont_rank;
+	bool in_long_line;              /* the current line was too long and is being scanned in pieces */
 };
 
 struct ll_ncclscan {
@@ -45,6 +46,9 @@ struct ll_ncclscan {
 	struct ll_ncclscan_stream *streams;
 	struct ll_nccl_host *hosts;
 	size_t n_hosts;
+	char **skipped;                 /* "PATH: why", entries of a directory that were not read */
+	size_t n_skipped;
+	unsigned long skipped_total;
 	struct ll_nccl_verdict verdict;
 };
 

@@ -235,6 +235,9 @@ const struct ll_nccl_verdict *ll_ncclscan_result(struct ll_ncclscan *s)
 	memcpy(v->warnings_by_class, s->by_class, sizeof(s->by_class));
 	v->files = s->files;
 	v->lines = s->lines;
+	v->skipped = s->skipped;
+	v->n_skipped = s->n_skipped;
+	v->skipped_total = s->skipped_total;
 	v->error = v->fallback;
 	for (int c = 0; c < LL_NCCL_WARN_CLASS_COUNT; c++)
 		if (s->by_class[c] && ll_nccl_warn_class_is_error((enum ll_nccl_warn_class)c))

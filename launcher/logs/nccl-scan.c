@@ -105,8 +105,11 @@ static void scan_line(struct ll_ncclscan *s, struct ll_ncclscan_stream *st, cons
 	const char *m, *rec = l;
 	enum marker kind;
 
-	st->lineno++;
-	s->lines++;
+	/* The pieces of one overlong line are one line (partial_add). */
+	if (!st->in_long_line) {
+		st->lineno++;
+		s->lines++;
+	}
 	while (n > 0 && (l[n - 1] == '\r' || l[n - 1] == ' ' || l[n - 1] == '\t'))
 		n--;
 	m = find_marker(l, n, 0, &kind);
@@ -179,6 +182,7 @@ void ll_ncclscan_free(struct ll_ncclscan *s)
 	}
 	free(s->warnings);
 	free(s->version);
+	ll_strv_free(s->skipped, s->n_skipped);
 	while (s->streams) {
 		struct ll_ncclscan_stream *st = s->streams;
 		s->streams = st->next;
@@ -206,8 +210,9 @@ static void partial_add(struct ll_ncclscan *s, struct ll_ncclscan_stream *st, co
 	if (!st->partial)
 		st->partial = ll_malloc(SCAN_MAX_PARTIAL);
 	if (st->n_partial + n > SCAN_MAX_PARTIAL) {
-		/* An endless line: scan what we have as a line of its own. */
+		/* An endless line: scan what we have, as a piece of the same line. */
 		scan_line(s, st, st->partial, st->n_partial);
+		st->in_long_line = true;
 		st->n_partial = 0;
 		if (n > SCAN_MAX_PARTIAL)
 			n = SCAN_MAX_PARTIAL;
@@ -234,6 +239,7 @@ void ll_ncclscan_feed(struct ll_ncclscan *s, struct ll_ncclscan_stream *st, cons
 		} else {
 			scan_line(s, st, p, (size_t)(nl - p));
 		}
+		st->in_long_line = false;
 		p = nl + 1;
 	}
 }
@@ -244,4 +250,5 @@ void ll_ncclscan_flush(struct ll_ncclscan *s, struct ll_ncclscan_stream *st)
 		scan_line(s, st, st->partial, st->n_partial);
 		st->n_partial = 0;
 	}
+	st->in_long_line = false;
 }

@@ -102,10 +102,10 @@ int ll_ncclwatch_new(const char *dir, enum ll_net_expect expect, enum ll_fallbac
 	struct ll_ncclwatch *w;
 	struct stat sb;
 
-	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
-		return ll_error_set(err, -errno, "cannot create NCCL log directory '%s': %s", dir, strerror(errno));
+	/* Not created here: `logs --follow /typo` watching a new empty directory forever
+	 * (and exiting 0 with nothing said) helps nobody; `run` creates its own. */
 	if (stat(dir, &sb) < 0)
-		return ll_error_set(err, -errno, "cannot read NCCL log directory '%s': %s", dir, strerror(errno));
+		return ll_error_set(err, -errno, "cannot watch '%s': %s", dir, strerror(errno));
 	if (!S_ISDIR(sb.st_mode))
 		return ll_error_set(err, -ENOTDIR, "cannot watch '%s': not a directory", dir);
 	w = ll_calloc(1, sizeof(*w));

@@ -92,7 +92,7 @@ static char *cache_path(const char *dir, const char *url, const char *ext)
 
 static bool cache_read(const char *dir, const char *url, size_t max, struct cache_entry *ret)
 {
-	_cleanup_free_ char *body_path = NULL, *meta_path = NULL;
+	_cleanup_free_ char *body_path = NULL, *meta_path = NULL, *text = NULL;
 	json_t *meta;
 	const char *s;
 
@@ -100,7 +100,10 @@ static bool cache_read(const char *dir, const char *url, size_t max, struct cach
 		return false;
 	body_path = cache_path(dir, url, "yaml");
 	meta_path = cache_path(dir, url, "json");
-	meta = json_load_file(meta_path, 0, NULL);
+	/* Not json_load_file(): it would wait forever on a FIFO planted there. */
+	if (ll_read_file(meta_path, 64 * 1024, &text) < 0)
+		return false;
+	meta = json_loads(text, 0, NULL);
 	if (!meta)
 		return false;
 	/* The key is a hash prefix: make sure the entry really is this URL's. */
@@ -222,18 +225,29 @@ struct fetch_state {
 	const struct cache_entry *cache; /* for conditional requests, NULL without one */
 	struct transfer t;
 	char *unreachable;               /* why the server could not be reached */
+	long env_timeout_ms;             /* LLMLAUNCH_FETCH_TIMEOUT, 0 unset */
 };
 
-static long env_timeout_ms(void)
+/* LLMLAUNCH_FETCH_TIMEOUT: seconds for one whole fetch. 0 when unset; a value that
+ * is not a time (0, -1, abc) is an error, never a silent 20 s. */
+#define FETCH_TIMEOUT_MAX_S 3600
+
+static int env_timeout_ms(long *ret, struct ll_error *err)
 {
 	const char *s = getenv("LLMLAUNCH_FETCH_TIMEOUT");
 	char *end;
 	double v;
 
+	*ret = 0;
 	if (!s || !*s)
 		return 0;
+	errno = 0;
 	v = strtod(s, &end);
-	return *end == '\0' && v > 0 ? (long)(v * 1000) : 0;
+	if (end == s || *end || errno || !(v >= 0.001 && v <= FETCH_TIMEOUT_MAX_S))
+		return ll_error_set(err, -EINVAL, "LLMLAUNCH_FETCH_TIMEOUT='%s': expected seconds, from 0.001 to %d", s,
+				    FETCH_TIMEOUT_MAX_S);
+	*ret = (long)(v * 1000);
+	return 0;
 }
 
 static enum outcome transfer_once(struct fetch_state *st, const char *url, bool first, char **ret_location,
@@ -246,30 +260,35 @@ static enum outcome transfer_once(struct fetch_state *st, const char *url, bool 
 	char *location = NULL;
 	enum outcome out = OUT_FAILED;
 	bool https = ll_startswith(url, "https://");
+	_cleanup_free_ char *shown = ll_url_redact(url);
 	CURLcode cc;
 	CURL *c;
 
 	if (!https && !ll_startswith(url, "http://")) {
-		*ret_code = ll_error_set(err, -EPERM, "cannot fetch '%s': only https:// (and http:// to loopback)", url);
+		*ret_code = ll_error_set(err, -EPERM, "cannot fetch '%s': only https:// (and http:// to loopback)", shown);
 		return OUT_FAILED;
 	}
 	if (!https && !first) {
-		*ret_code = ll_error_set(err, -EPERM, "refusing redirect to '%s': redirects must stay on https", url);
+		*ret_code = ll_error_set(err, -EPERM, "refusing redirect to '%s': redirects must stay on https", shown);
 		return OUT_FAILED;
 	}
 	if (!https && !o->allow_http && !host_is_loopback(url)) {
-		*ret_code = ll_error_set(err, -EPERM, "refusing plain http for '%s': only loopback may use http", url);
+		*ret_code = ll_error_set(err, -EPERM, "refusing plain http for '%s': only loopback may use http", shown);
 		ll_error_hint(err, "use https://, or pass --allow-http if this network is trusted");
 		return OUT_FAILED;
 	}
 
 	c = curl_easy_init();
 	if (!c) {
-		*ret_code = ll_error_set(err, -ENOMEM, "cannot fetch '%s': libcurl failed to initialise", url);
+		*ret_code = ll_error_set(err, -ENOMEM, "cannot fetch '%s': libcurl failed to initialise", shown);
 		return OUT_FAILED;
 	}
 	connect_ms = o->connect_timeout_ms > 0 ? o->connect_timeout_ms : 5000;
-	total_ms = o->timeout_ms > 0 ? o->timeout_ms : env_timeout_ms() > 0 ? env_timeout_ms() : 20000;
+	total_ms = o->timeout_ms > 0 ? o->timeout_ms : st->env_timeout_ms > 0 ? st->env_timeout_ms : 20000;
+	if (o->budget_ms > 0 && o->budget_ms < total_ms)
+		total_ms = o->budget_ms;
+	if (connect_ms > total_ms)
+		connect_ms = total_ms;
 	ll_buf_reset(&st->t.body);
 	st->t.too_big = false;
 	curl_easy_setopt(c, CURLOPT_URL, url);
@@ -306,12 +325,26 @@ static enum outcome transfer_once(struct fetch_state *st, const char *url, bool 
 	switch (cc) {
 	case CURLE_OK:
 		break;
-	case CURLE_OPERATION_TIMEDOUT:
-		st->unreachable = ll_asprintf("no complete answer within %ld ms (%s)", total_ms, detail);
-		*ret_code = ll_error_set(err, -ETIMEDOUT, "cannot fetch '%s': timed out after %ld ms (%s)", url,
-					 total_ms, detail);
+	case CURLE_OPERATION_TIMEDOUT: {
+		/* Which deadline ran out: the connect timeout covers the TCP connect and
+		 * the TLS handshake, the total one the whole answer. libcurl records no
+		 * connect time for a connection that never completed, so tell them
+		 * apart by when it gave up. */
+		curl_off_t elapsed_us = 0;
+		const char *what = "no complete answer";
+		long ms = total_ms;
+
+		curl_easy_getinfo(c, CURLINFO_TOTAL_TIME_T, &elapsed_us);
+		if (connect_ms < total_ms && elapsed_us < (curl_off_t)(connect_ms + total_ms) * 500) {
+			what = https ? "connection and TLS handshake not complete" : "no connection";
+			ms = connect_ms;
+		}
+		st->unreachable = ll_asprintf("%s within %ld ms (%s)", what, ms, detail);
+		*ret_code = ll_error_set(err, -ETIMEDOUT, "cannot fetch '%s': %s within %ld ms (%s)", shown, what, ms,
+					 detail);
 		out = OUT_UNREACHABLE;
 		goto done;
+	}
 	case CURLE_COULDNT_RESOLVE_HOST:
 	case CURLE_COULDNT_RESOLVE_PROXY:
 	case CURLE_COULDNT_CONNECT:
@@ -320,20 +353,20 @@ static enum outcome transfer_once(struct fetch_state *st, const char *url, bool 
 	case CURLE_GOT_NOTHING:
 	case CURLE_PARTIAL_FILE:
 		st->unreachable = ll_strdup(detail);
-		*ret_code = ll_error_set(err, -EHOSTUNREACH, "cannot fetch '%s': %s", url, detail);
+		*ret_code = ll_error_set(err, -EHOSTUNREACH, "cannot fetch '%s': %s", shown, detail);
 		out = OUT_UNREACHABLE;
 		goto done;
 	case CURLE_FILESIZE_EXCEEDED:
 	case CURLE_WRITE_ERROR:
 		if (st->t.too_big || cc == CURLE_FILESIZE_EXCEEDED) {
 			*ret_code = ll_error_set(err, -EFBIG, "cannot fetch '%s': larger than the %zu byte limit for profiles",
-						 url, st->t.max);
+						 shown, st->t.max);
 			goto done;
 		}
 		/* fall through */
 	default:
 		*ret_code = ll_error_set(err, cc == CURLE_PEER_FAILED_VERIFICATION ? -EPERM : -EIO,
-					 "cannot fetch '%s': %s", url, detail);
+					 "cannot fetch '%s': %s", shown, detail);
 		if (cc == CURLE_PEER_FAILED_VERIFICATION || cc == CURLE_SSL_CACERT_BADFILE)
 			ll_error_hint(err, "TLS verification is always on: pass --cacert FILE to trust a private CA");
 		goto done;
@@ -342,7 +375,7 @@ static enum outcome transfer_once(struct fetch_state *st, const char *url, bool 
 	if (code >= 300 && code < 400 && code != 304) {
 		curl_easy_getinfo(c, CURLINFO_REDIRECT_URL, &location);
 		if (!location) {
-			*ret_code = ll_error_set(err, -EIO, "cannot fetch '%s': HTTP %ld without a Location", url, code);
+			*ret_code = ll_error_set(err, -EIO, "cannot fetch '%s': HTTP %ld without a Location", shown, code);
 			goto done;
 		}
 		*ret_location = ll_strdup(location);
@@ -355,10 +388,10 @@ static enum outcome transfer_once(struct fetch_state *st, const char *url, bool 
 		out = OUT_OK;
 	} else if (code >= 500) {
 		st->unreachable = ll_asprintf("the server answered HTTP %ld", code);
-		*ret_code = ll_error_set(err, -EREMOTEIO, "cannot fetch '%s': HTTP %ld", url, code);
+		*ret_code = ll_error_set(err, -EREMOTEIO, "cannot fetch '%s': HTTP %ld", shown, code);
 		out = OUT_UNREACHABLE;
 	} else {
-		*ret_code = ll_error_set(err, code == 404 ? -ENOENT : -EACCES, "cannot fetch '%s': HTTP %ld%s", url, code,
+		*ret_code = ll_error_set(err, code == 404 ? -ENOENT : -EACCES, "cannot fetch '%s': HTTP %ld%s", shown, code,
 					 code == 404 ? " (not found)" : "");
 	}
 done:
@@ -371,7 +404,7 @@ LL_MODULE_EXPORT int ll_fetch_module_run(const char *spec, const struct ll_fetch
 		     struct ll_error *err)
 {
 	static const struct ll_fetch_opts defaults;
-	_cleanup_free_ char *url = NULL, *pin = NULL, *dir = NULL, *current = NULL;
+	_cleanup_free_ char *url = NULL, *pin = NULL, *dir = NULL, *current = NULL, *shown = NULL;
 	struct cache_entry cache = { 0 };
 	struct fetch_state st = { .opts = opts ? opts : &defaults };
 	bool have_cache;
@@ -382,9 +415,14 @@ LL_MODULE_EXPORT int ll_fetch_module_run(const char *spec, const struct ll_fetch
 	r = ll_url_split_pin(spec, &url, &pin, err);
 	if (r < 0)
 		return r;
+	/* What is shown, and what the cache keys and stores: never the credentials. */
+	shown = ll_url_redact(url);
+	r = env_timeout_ms(&st.env_timeout_ms, err);
+	if (r < 0)
+		return r;
 	st.t.max = st.opts->max_bytes ? st.opts->max_bytes : LL_PROFILE_MAX_BYTES;
 	dir = cache_dir(st.opts);
-	have_cache = cache_read(dir, url, st.t.max, &cache);
+	have_cache = cache_read(dir, shown, st.t.max, &cache);
 
 	/* Pinned content cannot change: a cached copy with the right hash is the answer. */
 	if (pin && have_cache) {
@@ -392,7 +430,7 @@ LL_MODULE_EXPORT int ll_fetch_module_run(const char *spec, const struct ll_fetch
 		if (strcmp(hex, pin) == 0) {
 			ret->body = LL_TAKE(cache.body);
 			ret->len = cache.len;
-			ret->url = LL_TAKE(url);
+			ret->url = LL_TAKE(shown);
 			ret->from_cache = true;
 			cache_entry_release(&cache);
 			return 0;
@@ -412,23 +450,23 @@ LL_MODULE_EXPORT int ll_fetch_module_run(const char *spec, const struct ll_fetch
 		free(current);
 		current = location;
 		if (hop == MAX_REDIRECTS) {
-			r = ll_error_set(err, -ELOOP, "cannot fetch '%s': more than %d redirects", url, MAX_REDIRECTS);
+			r = ll_error_set(err, -ELOOP, "cannot fetch '%s': more than %d redirects", shown, MAX_REDIRECTS);
 			out = OUT_FAILED;
 		}
 	}
 
 	if (out == OUT_NOT_MODIFIED && !have_cache) {
-		r = ll_error_set(err, -EIO, "cannot fetch '%s': HTTP 304 without a cached copy", url);
+		r = ll_error_set(err, -EIO, "cannot fetch '%s': HTTP 304 without a cached copy", shown);
 		out = OUT_FAILED;
 	}
 	if (out == OUT_UNREACHABLE && have_cache) {
 		_cleanup_free_ char *age = format_age(cache.fetched, time(NULL));
-		ret->warning = ll_asprintf("using the cached copy of '%s' from %s: %s", url, age, st.unreachable);
+		ret->warning = ll_asprintf("using the cached copy of '%s' from %s: %s", shown, age, st.unreachable);
 		ll_error_clear(err);
 		out = OUT_NOT_MODIFIED; /* served from the cache; its age stays, it was not revalidated */
 	} else if (out == OUT_NOT_MODIFIED) {
 		cache.fetched = time(NULL);
-		cache_write(dir, url, &(struct cache_entry){ .etag = cache.etag, .last_modified = cache.last_modified,
+		cache_write(dir, shown, &(struct cache_entry){ .etag = cache.etag, .last_modified = cache.last_modified,
 							    .fetched = cache.fetched });
 	}
 	if (out == OUT_UNREACHABLE && !have_cache)
@@ -445,7 +483,7 @@ LL_MODULE_EXPORT int ll_fetch_module_run(const char *spec, const struct ll_fetch
 	if (ret->body && pin) {
 		ll_sha256_hex(ret->body, ret->len, hex);
 		if (strcmp(hex, pin) != 0) {
-			r = ll_error_set(err, -EBADMSG, "'%s' does not match its pin: sha256 is %s, expected %s", url, hex,
+			r = ll_error_set(err, -EBADMSG, "'%s' does not match its pin: sha256 is %s, expected %s", shown, hex,
 					 pin);
 			ll_error_hint(err, "the profile changed on the server; review it and update the #sha256= pin");
 			free(ret->body);
@@ -456,7 +494,7 @@ LL_MODULE_EXPORT int ll_fetch_module_run(const char *spec, const struct ll_fetch
 		}
 	}
 	if (out == OUT_OK)
-		cache_write(dir, url, &(struct cache_entry){ .body = ret->body, .len = ret->len, .etag = st.t.etag,
+		cache_write(dir, shown, &(struct cache_entry){ .body = ret->body, .len = ret->len, .etag = st.t.etag,
 							    .last_modified = st.t.last_modified, .fetched = time(NULL) });
 
 	ll_buf_release(&st.t.body);
@@ -466,6 +504,6 @@ LL_MODULE_EXPORT int ll_fetch_module_run(const char *spec, const struct ll_fetch
 	cache_entry_release(&cache);
 	if (out != OUT_OK && out != OUT_NOT_MODIFIED)
 		return r < 0 ? r : -EIO;
-	ret->url = LL_TAKE(url);
+	ret->url = LL_TAKE(shown);
 	return 0;
 }

@@ -9,6 +9,7 @@
 
 #include "plan-internal.h"
 #include "llmlaunch/env.h"
+#include "llmlaunch/torchrun-options.h"
 
 static const char *const source_names[] = {
 	[LL_SOURCE_DEFAULT] = "default",
@@ -66,6 +67,54 @@ static bool is_variable_name(const char *name)
 		if (!(isupper((unsigned char)*c) || isdigit((unsigned char)*c) || *c == '_'))
 			return false;
 	return true;
+}
+
+/* The lower-case names anything reads back from a plan (plan-placement.c, `run`'s
+ * choice of interpreter); "torchrun.OPTION" besides. */
+static const char *const setting_names[] = { "bind", "cores-per-rank", "nproc-per-node", "python" };
+
+const char *const *ll_plan_setting_names(size_t *ret_n)
+{
+	*ret_n = LL_ARRAY_SIZE(setting_names);
+	return setting_names;
+}
+
+int ll_plan_setting_check(const char *name, const char *value, char **ret_expected)
+{
+	long n;
+
+	*ret_expected = NULL;
+	if (is_variable_name(name))
+		return 0;
+	if (ll_startswith(name, "torchrun.")) {
+		const struct ll_torchrun_option *o = ll_torchrun_option_find(name + strlen("torchrun."));
+
+		if (!o)
+			return -ENOENT;
+		*ret_expected = ll_torchrun_value_check(o, value);
+		return *ret_expected ? -EINVAL : 0;
+	}
+	if (strcmp(name, "bind") == 0) {
+		enum ll_bind_mode m;
+
+		if (ll_bind_mode_parse(value, &m) == 0)
+			return 0;
+		*ret_expected = ll_strdup("numa, core or none");
+		return -EINVAL;
+	}
+	if (strcmp(name, "nproc-per-node") == 0 || strcmp(name, "cores-per-rank") == 0) {
+		if (ll_parse_long(value, 1, LL_TORCHRUN_MAX_NPROC, &n) == 0)
+			return 0;
+		*ret_expected = ll_asprintf("a count from 1 to %d", LL_TORCHRUN_MAX_NPROC);
+		return -EINVAL;
+	}
+	if (strcmp(name, "python") == 0) {
+		if (*value)
+			return 0;
+		*ret_expected = ll_strdup("the path of an interpreter");
+		return -EINVAL;
+	}
+	return -ENOENT;
 }
 
 static struct ll_setting *plan_find(const struct ll_plan *p, const char *name)

@@ -3,7 +3,13 @@
  * types; rendezvous sizes and the node rank are the agreement's, not a profile's. */
 #include "llmlaunch/torchrun-options.h"
 
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "llmlaunch/util.h"
 
 const struct ll_torchrun_option ll_torchrun_options[] = {
 	{ "nnodes", 0, true },
@@ -30,6 +36,11 @@ const struct ll_torchrun_option ll_torchrun_options[] = {
 	{ "local_ranks_filter", 0, true },
 	{ NULL, 0, false, LL_TORCHRUN_NONE, NULL },
 };
+
+size_t ll_torchrun_n_options(void)
+{
+	return sizeof(ll_torchrun_options) / sizeof(ll_torchrun_options[0]) - 1;
+}
 
 const struct ll_torchrun_option *ll_torchrun_option_find(const char *name)
 {
@@ -58,4 +69,43 @@ const char *const *ll_torchrun_profile_keys(size_t *ret_n)
 				keys[n++] = o->name;
 	*ret_n = n;
 	return keys;
+}
+
+char *ll_torchrun_value_check(const struct ll_torchrun_option *o, const char *v)
+{
+	long x;
+	char *end;
+	double d;
+
+	switch (o->profile) {
+	case LL_TORCHRUN_UINT:
+		return ll_parse_long(v, 0, INT_MAX, &x) == 0 ? NULL : ll_strdup("a non-negative integer");
+	case LL_TORCHRUN_PORT:
+		return ll_parse_long(v, 1, 65535, &x) == 0 ? NULL : ll_strdup("a port number (1-65535)");
+	case LL_TORCHRUN_NUMBER:
+		errno = 0;
+		d = strtod(v, &end);
+		return end != v && !*end && !errno && isfinite(d) && d > 0 ? NULL : ll_strdup("a positive number");
+	case LL_TORCHRUN_NPROC:
+		if (!strcmp(v, "auto") || !strcmp(v, "gpu") || !strcmp(v, "cpu") ||
+		    ll_parse_long(v, 1, LL_TORCHRUN_MAX_NPROC, &x) == 0)
+			return NULL;
+		return ll_asprintf("auto, gpu, cpu or a positive integer up to %d", LL_TORCHRUN_MAX_NPROC);
+	case LL_TORCHRUN_ENUM: {
+		size_t n = strlen(v);
+
+		for (const char *c = o->choices; c && *c;) {
+			size_t k = strcspn(c, "|");
+
+			if (k == n && strncmp(c, v, n) == 0)
+				return NULL;
+			c += k + (c[k] == '|');
+		}
+		return ll_asprintf("one of %s", o->choices);
+	}
+	case LL_TORCHRUN_STRING:
+	case LL_TORCHRUN_NONE:
+		break;
+	}
+	return NULL;
 }

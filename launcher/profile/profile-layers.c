@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "llmlaunch/clock.h"
 #include "llmlaunch/paths.h"
 #include "llmlaunch/profile.h"
 #include "llmlaunch/version.h"
@@ -113,6 +114,14 @@ int ll_profile_list_installed(char *const *dirs, size_t n_dirs, char ***ret_name
 
 /* ---- resolution ---- */
 
+/* Every profile is loaded once per resolution: a diamond of extends reaches the same
+ * file or URL many times (8 extends per level, 6 levels: 262,144 paths), and each
+ * load used to read, parse and, for a URL, fetch it again. */
+struct memo {
+	char *key;                  /* canonical path (realpath) or the URL as written */
+	struct ll_profile *p;       /* owned by the set */
+};
+
 struct resolver {
 	const struct ll_profile_opts *opts;
 	struct ll_profile_set *set;
@@ -120,6 +129,12 @@ struct resolver {
 	size_t n_dirs;
 	char *stack[MAX_EXTENDS_DEPTH + 1]; /* identities of the chain being expanded */
 	size_t depth;
+	struct memo *memo;
+	size_t n_memo;
+	size_t n_loaded;            /* distinct profiles loaded by reference (--profile, extends) */
+	size_t n_fetches;           /* of which fetched from a URL */
+	size_t n_applied;           /* profiles applied, repeats of a diamond included */
+	double fetch_s;             /* time spent fetching so far */
 };
 
 static bool is_path_free(const char *ref)
@@ -176,27 +191,103 @@ static void not_found_hint(struct resolver *r, const char *name, struct ll_error
 	ll_strv_free_null(paths);
 }
 
-/* Load one reference. `base` is the including profile (NULL for a layer itself). */
+static struct ll_profile *memo_find(const struct resolver *r, const char *key)
+{
+	for (size_t i = 0; i < r->n_memo; i++)
+		if (strcmp(r->memo[i].key, key) == 0)
+			return r->memo[i].p;
+	return NULL;
+}
+
+static void keep(struct resolver *r, struct ll_profile *p)
+{
+	*(struct ll_profile **)ll_array_push(&r->set->profiles, &r->set->n_profiles, sizeof(p)) = p;
+}
+
+/* The set owns p from now on; later references to `key` get the same profile. */
+static void memo_add(struct resolver *r, const char *key, struct ll_profile *p)
+{
+	struct memo *m = ll_array_push(&r->memo, &r->n_memo, sizeof(*m));
+
+	m->key = ll_strdup(key);
+	m->p = p;
+	keep(r, p);
+}
+
+static int count_load(struct resolver *r, const char *ref, struct ll_error *err)
+{
+	if (++r->n_loaded > LL_PROFILE_MAX_LOADED)
+		return ll_error_set(err, -E2BIG, "'%s': more than %d distinct profiles in one resolution", ref,
+				    LL_PROFILE_MAX_LOADED);
+	return 0;
+}
+
+/* `shown`: ref as messages may name it (ll_url_redact). */
+static int fetch_ref(struct resolver *r, const char *ref, const char *shown, struct ll_profile **ret,
+		     struct ll_error *err)
+{
+	struct ll_profile_load_opts lo = r->opts->load;
+	struct ll_fetch_opts fo = r->opts->fetch;
+	struct ll_fetch_result res = { 0 };
+	double start;
+	int k;
+
+	if (++r->n_fetches > LL_PROFILE_MAX_FETCHES)
+		return ll_error_set(err, -E2BIG, "'%s': more than %d profile URLs in one resolution", shown,
+				    LL_PROFILE_MAX_FETCHES);
+	/* One budget for all fetches of a command: 20 URLs that each time out must not
+	 * hold a launch for 20 x 20 s. */
+	if (r->fetch_s >= LL_PROFILE_FETCH_BUDGET_S)
+		return ll_error_set(err, -ETIMEDOUT, "'%s': fetching profiles took more than %d s in all", shown,
+				    LL_PROFILE_FETCH_BUDGET_S);
+	fo.budget_ms = (long)((LL_PROFILE_FETCH_BUDGET_S - r->fetch_s) * 1000) + 1;
+	start = ll_now_s();
+	k = ll_profile_fetch(ref, &fo, &res, err);
+	r->fetch_s += ll_now_s() - start;
+	if (k < 0)
+		return k;
+	if (res.warning)
+		strv_push(&r->set->warnings, &r->set->n_warnings, LL_TAKE(res.warning));
+	lo.remote = true;
+	k = ll_profile_parse(res.url, res.body, res.len, &lo, ret, NULL, err);
+	ll_fetch_result_release(&res);
+	return k;
+}
+
+/* Load one reference, or find it loaded already. `base` is the including profile
+ * (NULL for a layer itself). *ret is owned by the set; *ret_identity (malloc'ed)
+ * names it in cycle messages. */
 static int load_ref(struct resolver *r, const char *ref, const struct ll_profile *base, char **ret_identity,
 		    struct ll_profile **ret, struct ll_error *err)
 {
-	struct ll_profile_load_opts lo = r->opts->load;
-	_cleanup_free_ char *path = NULL;
+	_cleanup_free_ char *path = NULL, *key = NULL;
+	struct ll_profile *p;
 	int k;
 
 	if (ll_is_url(ref)) {
-		struct ll_fetch_result res = { 0 };
-		k = ll_profile_fetch(ref, &r->opts->fetch, &res, err);
+		_cleanup_free_ char *bare = NULL, *sha = NULL, *shown = NULL;
+
+		/* The URL as written, pin included, is the key; the URL without the pin
+		 * names it (a cycle through two pins of one URL is still a cycle), and
+		 * never with its credentials. */
+		k = ll_url_split_pin(ref, &bare, &sha, err);
 		if (k < 0)
 			return k;
-		if (res.warning)
-			strv_push(&r->set->warnings, &r->set->n_warnings, LL_TAKE(res.warning));
-		lo.remote = true;
-		k = ll_profile_parse(res.url, res.body, res.len, &lo, ret, NULL, err);
-		if (k == 0)
-			*ret_identity = LL_TAKE(res.url);
-		ll_fetch_result_release(&res);
-		return k;
+		*ret_identity = ll_url_redact(bare);
+		shown = ll_url_redact(ref);
+		p = memo_find(r, ref);
+		if (!p) {
+			k = count_load(r, shown, err);
+			if (k == 0)
+				k = fetch_ref(r, ref, shown, &p, err);
+			if (k < 0) {
+				free(LL_TAKE(*ret_identity));
+				return k;
+			}
+			memo_add(r, ref, p);
+		}
+		*ret = p;
+		return 0;
 	}
 	if (is_path_free(ref)) {
 		/* A fetched profile naming local files could read or probe this machine's. */
@@ -217,12 +308,20 @@ static int load_ref(struct resolver *r, const char *ref, const struct ll_profile
 			return -ENOENT;
 		}
 	}
-	k = ll_profile_load_file(path, &lo, ret, NULL, err);
-	if (k < 0)
-		return k;
-	*ret_identity = realpath(path, NULL);
-	if (!*ret_identity)
-		*ret_identity = ll_strdup(path);
+	key = realpath(path, NULL);
+	if (!key)
+		key = ll_strdup(path);
+	p = memo_find(r, key);
+	if (!p) {
+		k = count_load(r, ref, err);
+		if (k == 0)
+			k = ll_profile_load_file(path, &r->opts->load, &p, NULL, err);
+		if (k < 0)
+			return k;
+		memo_add(r, key, p);
+	}
+	*ret = p;
+	*ret_identity = LL_TAKE(key);
 	return 0;
 }
 
@@ -249,6 +348,16 @@ static bool any_exists(const char *root, char *const *paths, size_t n)
 	return false;
 }
 
+static void warn_once(struct ll_profile_set *s, char *w)
+{
+	for (size_t i = 0; i < s->n_warnings; i++)
+		if (strcmp(s->warnings[i], w) == 0) {
+			free(w);
+			return;
+		}
+	strv_push(&s->warnings, &s->n_warnings, w);
+}
+
 static void apply_values(struct resolver *r, const struct ll_profile *p)
 {
 	for (size_t i = 0; i < p->n_values; i++) {
@@ -258,13 +367,13 @@ static void apply_values(struct resolver *r, const struct ll_profile *p)
 		a->profile = p;
 		a->origin = ll_asprintf("%s:%u", p->origin, v->line);
 		a->skipped = v->n_when_exists > 0 && !any_exists(r->opts->root, v->when_exists, v->n_when_exists);
+		/* The user said yes to this, but should see what a URL chose for them. */
+		if (v->trusted && p->remote)
+			warn_once(r->set, ll_asprintf("%s: '%s' from a profile fetched over the network, set only "
+						      "because --allow-loader-vars was given",
+						      a->origin, v->name));
 	}
 	merge_expect(&r->set->expect, &p->expect);
-}
-
-static void keep(struct resolver *r, struct ll_profile *p)
-{
-	*(struct ll_profile **)ll_array_push(&r->set->profiles, &r->set->n_profiles, sizeof(p)) = p;
 }
 
 /* Apply p's extends chain (depth first), then p itself. p is owned by the set. */
@@ -283,7 +392,6 @@ static int expand(struct resolver *r, const struct ll_profile *p, struct ll_erro
 			ll_error_prefix(err, "%s:%u:%u: extends", p->origin, ref->line, ref->column);
 			return k;
 		}
-		keep(r, child);
 		for (size_t d = 0; d < r->depth; d++) {
 			if (strcmp(r->stack[d], id) != 0)
 				continue;
@@ -309,6 +417,12 @@ static int expand(struct resolver *r, const struct ll_profile *p, struct ll_erro
 		if (k < 0)
 			return k;
 	}
+	/* Loads are memoised, but a diamond is still applied once per path to it (the
+	 * later application wins, docs/profiles.md): bound the paths. */
+	if (++r->n_applied > LL_PROFILE_MAX_APPLIED)
+		return ll_error_set(err, -E2BIG, "'%s': extends reaches more than %d profiles counting repeats "
+					 "(a diamond of extends too wide and deep)",
+				    r->depth > 0 ? r->stack[0] : p->origin, LL_PROFILE_MAX_APPLIED);
 	apply_values(r, p);
 	return 0;
 }
@@ -319,10 +433,9 @@ static int add_layer(struct resolver *r, enum ll_layer_kind kind, const char *re
 	struct ll_profile_layer *layer;
 	int k;
 
-	keep(r, p);
 	layer = ll_array_push(&r->set->layers, &r->set->n_layers, sizeof(*layer));
 	layer->kind = kind;
-	layer->requested = ll_strdup(requested);
+	layer->requested = ll_is_url(requested) ? ll_url_redact(requested) : ll_strdup(requested);
 	layer->profile = p;
 	r->stack[0] = identity;
 	r->depth = 1;
@@ -363,7 +476,10 @@ static int layer_config(struct resolver *r, enum ll_layer_kind kind, const char 
 		return 0;
 	}
 	id = realpath(path, NULL);
-	return add_layer(r, kind, path, p, id ? id : ll_strdup(path), err);
+	if (!id)
+		id = ll_strdup(path);
+	memo_add(r, id, p);
+	return add_layer(r, kind, path, p, id, err);
 }
 
 struct matched {
@@ -411,7 +527,11 @@ static int layer_matched(struct resolver *r, const struct ll_facts *facts, struc
 	for (size_t i = 0; i < nm; i++) {
 		if (k == 0) {
 			char *id = realpath(m[i].path, NULL);
-			k = add_layer(r, LL_LAYER_MATCHED, m[i].p->name, m[i].p, id ? id : ll_strdup(m[i].path), err);
+
+			if (!id)
+				id = ll_strdup(m[i].path);
+			memo_add(r, id, m[i].p);
+			k = add_layer(r, LL_LAYER_MATCHED, m[i].p->name, m[i].p, id, err);
 		} else {
 			ll_profile_free(m[i].p);
 		}
@@ -502,6 +622,9 @@ int ll_profiles_resolve(const struct ll_facts *facts, char *const *cli_profiles,
 	for (size_t i = 0; k == 0 && i < n_cli; i++)
 		k = layer_ref(&r, LL_LAYER_CLI, cli_profiles[i], err);
 	ll_strv_free_null(owned_dirs);
+	for (size_t i = 0; i < r.n_memo; i++)
+		free(r.memo[i].key);
+	free(r.memo);
 	if (k < 0) {
 		ll_profile_set_free(r.set);
 		return k;

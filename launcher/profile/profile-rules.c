@@ -1,6 +1,7 @@
 /* The rules about variables: which ones the planner decides (the `nccl` section),
- * which values it accepts for them, which names a profile may not set, and the edit
- * distance behind "did you mean". */
+ * which values it accepts for them, which names no profile may set without
+ * --allow-loader-vars, the few a profile fetched over the network may set at all
+ * (docs/security.md), and the edit distance behind "did you mean". */
 #include <ctype.h>
 #include <errno.h>
 #include <stdint.h>
@@ -88,11 +89,16 @@ bool ll_profile_var_restricted(const char *name, const char *value)
 {
 	/* Each of these makes the workers load or run code chosen by whoever wrote the
 	 * profile: the dynamic loader (LD_*, GCONV_PATH), the interpreter's module
-	 * search (PYTHON*), the search path for programs, shell start-up files, CUDA's
-	 * injection hook and NCCL's plugin libraries (their value "none" only disables). */
+	 * search and byte-code cache (PYTHON*), the search path for programs, shell
+	 * start-up files, CUDA's injection hook, the plugin directories of libfabric,
+	 * UCX and hwloc, the kernel caches of Triton and torch's C++ extensions (a
+	 * planted .so or .cubin is loaded as is) and NCCL's plugin libraries (their
+	 * value "none" only disables). docs/security.md gives each one's reason. */
 	static const char *const exact[] = {
 		"PATH", "PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "PYTHONUSERBASE", "PYTHONEXECUTABLE",
-		"PYTHONPLATLIBDIR", "GCONV_PATH", "BASH_ENV", "ENV", "CUDA_INJECTION64_PATH", "CUDA_INJECTION32_PATH",
+		"PYTHONPLATLIBDIR", "PYTHONPYCACHEPREFIX", "PYTHONBREAKPOINT", "GCONV_PATH", "BASH_ENV", "ENV",
+		"CUDA_INJECTION64_PATH", "CUDA_INJECTION32_PATH", "FI_PROVIDER_PATH", "UCX_MODULE_DIR",
+		"HWLOC_PLUGINS_PATH", "TRITON_CACHE_DIR", "TORCH_EXTENSIONS_DIR",
 	};
 	static const char *const plugins[] = {
 		"NCCL_NET_PLUGIN", "NCCL_TUNER_PLUGIN", "NCCL_PROFILER_PLUGIN", "NCCL_ENV_PLUGIN",
@@ -105,6 +111,63 @@ bool ll_profile_var_restricted(const char *name, const char *value)
 	if (in_list(name, plugins, LL_ARRAY_SIZE(plugins)))
 		return !(value && strcmp(value, "none") == 0);
 	return false;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), k = strlen(suffix);
+
+	return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+/* libfabric and UCX tuning that cloud and site guides set for NCCL's net plugins
+ * (aws-ofi-nccl, HPE Slingshot's CXI, UCX-based collectives): numbers, switches and
+ * the names of devices or providers already installed. None names a file. */
+static const char *const remote_fi_ucx[] = {
+	"FI_PROVIDER", "FI_EFA_USE_DEVICE_RDMA", "FI_EFA_FORK_SAFE", "FI_EFA_USE_HUGE_PAGE",
+	"FI_EFA_ENABLE_SHM_TRANSFER", "FI_EFA_SET_CUDA_SYNC_MEMOPS", "FI_EFA_TX_MIN_CREDITS",
+	"FI_EFA_RECVWIN_SIZE", "FI_EFA_RNR_RETRY", "FI_HMEM_CUDA_USE_GDRCOPY", "FI_HMEM_DISABLE_P2P",
+	"FI_MR_CACHE_MONITOR", "FI_MR_CACHE_MAX_COUNT", "FI_LOG_LEVEL", "FI_UNIVERSE_SIZE",
+	"FI_CXI_DISABLE_HOST_REGISTER", "FI_CXI_DEFAULT_CQ_SIZE", "FI_CXI_DEFAULT_TX_SIZE",
+	"FI_CXI_RX_MATCH_MODE", "FI_CXI_RDZV_PROTO", "FI_CXI_RDZV_GET_MIN", "FI_CXI_RDZV_EAGER_SIZE",
+	"FI_CXI_OFLOW_BUF_SIZE", "FI_CXI_OFLOW_BUF_COUNT", "FI_CXI_REQ_BUF_SIZE",
+	"UCX_TLS", "UCX_NET_DEVICES", "UCX_IB_GID_INDEX", "UCX_IB_SL", "UCX_IB_TRAFFIC_CLASS",
+	"UCX_IB_PCI_RELAXED_ORDERING", "UCX_RNDV_THRESH", "UCX_RNDV_SCHEME", "UCX_ZCOPY_THRESH",
+	"UCX_MEMTYPE_CACHE", "UCX_MAX_RNDV_RAILS", "UCX_MAX_EAGER_RAILS", "UCX_LOG_LEVEL",
+	"UCX_WARN_UNUSED_ENV_VARS", "UCX_UNIFIED_MODE", "UCX_RC_TIMEOUT", "UCX_RC_RETRY_COUNT",
+};
+
+/* Other tuning a platform profile sets beside NCCL's: fork safety of the verbs
+ * library, CUDA's connection count, and torch's NCCL error handling switches. */
+static const char *const remote_other[] = {
+	"RDMAV_FORK_SAFE", "IBV_FORK_SAFE", "CUDA_DEVICE_MAX_CONNECTIONS",
+	"TORCH_NCCL_ASYNC_ERROR_HANDLING", "TORCH_NCCL_BLOCKING_WAIT", "TORCH_NCCL_HIGH_PRIORITY",
+	"TORCH_NCCL_AVOID_RECORD_STREAMS", "TORCH_DISTRIBUTED_DEBUG",
+};
+
+bool ll_profile_var_remote_allowed(const char *name, const char *value)
+{
+	if (ll_profile_var_restricted(name, value))
+		return false;
+	/* The planner's variables: only values it validated (profile.c). */
+	if (in_list(name, ll_planner_vars, ll_n_planner_vars))
+		return true;
+	if (ll_startswith(name, "NCCL_")) {
+		/* NCCL names the files and plugins it opens with these suffixes:
+		 * NCCL_TOPO_FILE and NCCL_GRAPH_FILE are read, NCCL_DEBUG_FILE and the
+		 * dump files are written (anywhere the user may write: /etc when root,
+		 * ~/.bashrc otherwise), NCCL_CONF_FILE is another configuration, and
+		 * *_PLUGIN loads a library unless it is "none". NCCL_COMM_ID and
+		 * NCCL_RAS_ADDR point the job's bootstrap and RAS at an address. */
+		if (ends_with(name, "_PLUGIN"))
+			return value && strcmp(value, "none") == 0;
+		if (ends_with(name, "_FILE") || ends_with(name, "_PATH") || ends_with(name, "_DIR") ||
+		    ends_with(name, "_PREFIX") || strcmp(name, "NCCL_COMM_ID") == 0 || strcmp(name, "NCCL_RAS_ADDR") == 0)
+			return false;
+		return true;
+	}
+	return in_list(name, remote_fi_ucx, LL_ARRAY_SIZE(remote_fi_ucx)) ||
+	       in_list(name, remote_other, LL_ARRAY_SIZE(remote_other));
 }
 
 bool ll_profile_nccl_value_valid(const char *name, const char *v, const char **expected)

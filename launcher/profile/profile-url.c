@@ -4,6 +4,22 @@
 
 #include "llmlaunch/profile.h"
 
+char *ll_url_redact(const char *url)
+{
+	const char *auth = url ? strstr(url, "://") : NULL, *end, *at = NULL;
+
+	if (!auth)
+		return ll_strdup(url);
+	auth += 3;
+	end = auth + strcspn(auth, "/?#");
+	for (const char *c = auth; c < end; c++)
+		if (*c == '@')
+			at = c;
+	if (!at)
+		return ll_strdup(url);
+	return ll_asprintf("%.*s***%s", (int)(auth - url), url, at);
+}
+
 bool ll_is_url(const char *s)
 {
 	return s && (ll_startswith(s, "https://") || ll_startswith(s, "http://"));

@@ -16,6 +16,11 @@
 
 #define MAX_DIAGS 100
 
+#define TRUST_HINT "pass --allow-loader-vars if you trust this profile to choose code"
+#define TRUST_HINT_REMOTE                                                                  \
+	"a fetched profile may set NCCL tuning, known FI_*/UCX_* tuning and torchrun options " \
+	"(docs/security.md); pass --allow-loader-vars if you trust it with the rest"
+
 const char *ll_profile_section_name(enum ll_profile_section s)
 {
 	static const char *const names[] = { "nccl", "env", "torchrun", "setting" };
@@ -254,6 +259,7 @@ static void add_value(struct loader *l, const struct ll_ynode *key, const struct
 {
 	const struct ll_ynode *vnode = val, *when = NULL;
 	struct ll_profile_value *pv;
+	bool restricted = false, outside = false;
 	const char *expected;
 
 	/* The long form: NAME: { value: X, when_exists: PATH | [PATHS] } */
@@ -290,12 +296,21 @@ static void add_value(struct loader *l, const struct ll_ynode *key, const struct
 	if (section == LL_PROFILE_ENV && strcmp(vnode->s, "auto") == 0)
 		diag_add(l, vnode, path, ll_strdup("'auto' means 'let the probe decide' and only works under 'nccl'"),
 			 "'auto' is not a value for '%s'", name);
-	if ((section == LL_PROFILE_NCCL || section == LL_PROFILE_ENV) && !l->opts->allow_loader_vars &&
-	    ll_profile_var_restricted(name, vnode->s))
-		diag_add(l, key, path, ll_strdup("pass --allow-loader-vars if you trust this profile to choose code"),
-			 "'%s' selects code the workers load; a profile may not set it", name);
+	if (section == LL_PROFILE_NCCL || section == LL_PROFILE_ENV) {
+		restricted = ll_profile_var_restricted(name, vnode->s);
+		/* A fetched profile: an allow-list, not the deny-list above. */
+		outside = l->opts->remote && !restricted && !ll_profile_var_remote_allowed(name, vnode->s);
+	}
+	if (restricted && !l->opts->allow_loader_vars)
+		diag_add(l, key, path, ll_strdup(TRUST_HINT), "'%s' selects code the workers load; a profile may not set it",
+			 name);
+	else if (outside && !l->opts->allow_loader_vars)
+		diag_add(l, key, path, ll_strdup(TRUST_HINT_REMOTE),
+			 "'%s' is not among the variables a profile from the network may set", name);
 
 	pv = ll_array_push(&l->p->values, &l->p->n_values, sizeof(*pv));
+	pv->trusted = restricted || outside || (section == LL_PROFILE_SETTING && l->opts->remote &&
+						  strcmp(name, "python") == 0);
 	pv->section = section;
 	pv->name = ll_strdup(name);
 	pv->value = ll_strdup(vnode->s);
@@ -341,8 +356,6 @@ static void on_torchrun(struct loader *l, const struct ll_ynode *k, const struct
 	_cleanup_free_ char *name = ll_asprintf("torchrun.%s", k->s);
 	const struct ll_torchrun_option *opt = ll_torchrun_option_find(k->s);
 	size_t before = l->diags.n;
-	long x;
-	char *end;
 
 	(void)data;
 	/* walk_mapping passed only the profile keys of the table. */
@@ -350,38 +363,10 @@ static void on_torchrun(struct loader *l, const struct ll_ynode *k, const struct
 		return;
 	/* Validation first, then add_value for the text checks and the entry itself. */
 	if (v && v->type == LL_YNODE_SCALAR && !ll_ynode_is_null(v)) {
-		const char *s = v->s;
-		switch (opt->profile) {
-		case LL_TORCHRUN_UINT:
-			if (!ll_profile_parse_long(s, 0, INT_MAX, &x))
-				diag_add(l, v, path, NULL, "'%s' is not a non-negative integer", s);
-			break;
-		case LL_TORCHRUN_PORT:
-			if (!ll_profile_parse_long(s, 1, 65535, &x))
-				diag_add(l, v, path, NULL, "'%s' is not a port number (1-65535)", s);
-			break;
-		case LL_TORCHRUN_NUMBER:
-			errno = 0;
-			if (strtod(s, &end) <= 0 || *end || end == s || errno)
-				diag_add(l, v, path, NULL, "'%s' is not a positive number", s);
-			break;
-		case LL_TORCHRUN_NPROC:
-			if (strcmp(s, "auto") && strcmp(s, "gpu") && strcmp(s, "cpu") && !ll_profile_parse_long(s, 1, 1 << 16, &x))
-				diag_add(l, v, path, NULL, "'%s' is not auto, gpu, cpu or a positive integer", s);
-			break;
-		case LL_TORCHRUN_ENUM: {
-			_cleanup_free_ char *copy = ll_strdup(opt->choices);
-			bool ok = false;
-			for (char *t = strtok(copy, "|"); t && !ok; t = strtok(NULL, "|"))
-				ok = strcmp(t, s) == 0;
-			if (!ok)
-				diag_add(l, v, path, NULL, "'%s' is not one of %s", s, opt->choices);
-			break;
-		}
-		case LL_TORCHRUN_STRING:
-		case LL_TORCHRUN_NONE:
-			break;
-		}
+		_cleanup_free_ char *expected = ll_torchrun_value_check(opt, v->s);
+
+		if (expected)
+			diag_add(l, v, path, NULL, "'%s' is not %s", v->s, expected);
 	}
 	if (l->diags.n == before)
 		add_value(l, k, v, path, LL_PROFILE_TORCHRUN, name);
@@ -499,8 +484,7 @@ static void on_top(struct loader *l, const struct ll_ynode *k, const struct ll_y
 			add_value(l, k, v, path, LL_PROFILE_SETTING, "bind");
 	} else if (strcmp(k->s, "python") == 0) {
 		if (l->opts->remote && !l->opts->allow_loader_vars)
-			diag_add(l, k, path, ll_strdup("pass --allow-loader-vars if you trust this profile to choose code"),
-				 "a profile from the network may not choose the interpreter");
+			diag_add(l, k, path, ll_strdup(TRUST_HINT), "a profile from the network may not choose the interpreter");
 		else
 			add_value(l, k, v, path, LL_PROFILE_SETTING, "python");
 	}
@@ -597,40 +581,23 @@ int ll_profile_parse(const char *origin, const char *text, size_t len, const str
 int ll_profile_load_file(const char *path, const struct ll_profile_load_opts *opts, struct ll_profile **ret,
 			 struct ll_profile_diags *diags, struct ll_error *err)
 {
-	_cleanup_fclose_ FILE *f = NULL;
 	_cleanup_free_ char *text = NULL;
-	size_t len = 0, cap = 0, got;
-	int r = 0;
+	size_t len = 0;
+	int r;
 
-	/* Not ll_read_file: we need the true length so that a NUL byte is reported, not hidden. */
-	f = fopen(path, "re");
-	if (!f)
-		r = -errno;
-	while (r == 0) {
-		if (cap - len < 4096) {
-			cap = cap ? cap * 2 : 8192;
-			text = ll_realloc(text, cap + 1);
-		}
-		got = fread(text + len, 1, cap - len, f);
-		len += got;
-		if (len > LL_PROFILE_MAX_BYTES)
-			r = -EFBIG;
-		else if (got == 0)
-			break;
-	}
-	if (r == 0 && ferror(f))
-		r = -EIO;
+	/* The true length, so that a NUL byte is reported where it is, not hidden. A
+	 * FIFO, a device or a directory is refused at once (ll_open_regular). */
+	r = ll_read_file_n(path, LL_PROFILE_MAX_BYTES, &text, &len);
 	if (r < 0) {
 		if (r == -EFBIG)
 			ll_error_set(err, r, "cannot read profile '%s': larger than %d bytes", path, LL_PROFILE_MAX_BYTES);
 		else
-			ll_error_set(err, r, "cannot read profile '%s': %s", path, strerror(-r));
+			ll_error_set(err, r, "cannot read profile '%s': %s", path, ll_file_strerror(r));
 		if (diags) {
 			struct ll_profile_diag *d = ll_array_push(&diags->items, &diags->n, sizeof(*d));
 			d->message = ll_strdup(err ? err->message : "cannot read");
 		}
 		return r;
 	}
-	text[len] = '\0';
 	return ll_profile_parse(path, text, len, opts, ret, diags, err);
 }

@@ -27,6 +27,7 @@ seeds_for() {
 	case $1 in
 	fuzz-nccl-scan) echo "tests/fixtures/nccl ../shared/realdata/nccl_logs" ;;
 	fuzz-profile) echo "profiles tests/fixtures/profiles" ;;
+	fuzz-topology) echo "tests/fixtures/hwloc ../shared/realdata/hwloc_xml" ;;
 	*) echo "" ;;
 	esac
 }

@@ -67,6 +67,25 @@ run 2 --expect-net ethernet job-ib-gdr
 run 2 --bogus job-ib-gdr
 run 2 job-ib-gdr "$WORK/does-not-exist"
 grep -q "cannot read '$WORK/does-not-exist': No such file or directory" "$WORK/err" || fail "unreadable input message"
+# ... and what could be read is still reported.
+grep -q '^NCCL on gpu01: InfiniBand' "$WORK/out" || fail "no report for the readable log beside an unreadable one"
+# Links and FIFOs inside a directory: a loop, a dangling link and a FIFO beside a
+# real log made `logs` exit 2 with no report (or wait forever on the FIFO). Now the
+# log is reported and each of the others skipped with a warning.
+mkdir "$WORK/job"
+cp job-ib-gdr/* "$WORK/job/"
+ln -s . "$WORK/job/loop"
+ln -s "$WORK/nowhere.log" "$WORK/job/dangling.log"
+mkfifo "$WORK/job/fifo.log"
+timeout 20 "$LLMLAUNCH" logs --json "$WORK/job" >"$WORK/out" 2>"$WORK/err" || { cat "$WORK/err" >&2; fail "logs of a directory with links and a FIFO failed (exit $?)"; }
+want_json '(d["transport"], d["skipped_total"])' '["IB", 3]' dir-links
+want_json 'sorted(x.split("/")[-1] for x in d["skipped"])' \
+	'["dangling.log: a dangling symbolic link", "fifo.log: not a regular file (a FIFO, socket or device)", "loop: a symbolic link to a directory, not followed"]' dir-links
+grep -qF "llmlaunch: warning: skipped $WORK/job/dangling.log: a dangling symbolic link" "$WORK/err" ||
+	{ cat "$WORK/err" >&2; fail "no warning for the dangling link"; }
+# A FIFO named on its own is read as a pipe: with no writer it is empty, at once.
+timeout 20 "$LLMLAUNCH" logs "$WORK/job/fifo.log" >"$WORK/out" 2>"$WORK/err" || fail "logs FIFO exited $?"
+grep -q 'no NCCL lines found' "$WORK/out" || fail "logs FIFO: $(cat "$WORK/out")"
 run 2 --on-fallback stop job-ib-gdr
 printf 'plain text, no NCCL here\n' >"$WORK/empty.log"
 run 0 "$WORK/empty.log"

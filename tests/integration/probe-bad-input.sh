@@ -2,7 +2,7 @@
 # Bad snapshots and roots: exactly one line on stderr, nothing on stdout, exit 1,
 # never a crash or a sanitizer report. Usage errors exit 2.
 set -u
-: "${LLMLAUNCH:?}" "${LL_REALDATA:?}"
+: "${LLMLAUNCH:?}" "${LL_REALDATA:?}" "${LL_SRCDIR:?}"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0
@@ -34,6 +34,59 @@ expect 1 "not an XML file (binary data)" --topology "$tmp/binary.xml"
 printf '<?xml version="1.0"?>\n<html><body/></html>\n' >"$tmp/html.xml"
 expect 1 "not an hwloc topology" --topology "$tmp/html.xml"
 expect 1 "cannot open '$tmp': Is a directory" --topology "$tmp"
+# Nesting: 20,000 levels crashed hwloc_topology_load (stack overflow, exit 139).
+# The limit is 128 nested elements, ten times the deepest real topology; N Groups
+# make N + 2 (<topology>, the Machine), so 126 load and 127 do not.
+deep=$LL_SRCDIR/tests/tools/deep-topology.py
+python3 "$deep" 20000 "$tmp/deep.xml"
+expect 1 "cannot load '$tmp/deep.xml': elements nested more than 128 deep, deeper than any real topology" \
+	--topology "$tmp/deep.xml"
+python3 "$deep" 127 "$tmp/deep127.xml"
+expect 1 "nested more than 128 deep" --topology "$tmp/deep127.xml"
+python3 "$deep" 126 "$tmp/deep126.xml"
+if "$LLMLAUNCH" probe --topology "$tmp/deep126.xml" >/dev/null 2>"$tmp/err"; then
+	echo "ok   probe --topology deep126.xml: 126 nested Groups load"
+else
+	echo "FAIL probe --topology deep126.xml: $(cat "$tmp/err")"
+	fail=1
+fi
+# Found by tests/fuzz/fuzz-topology.c: hwloc 2.9 dereferences NULL (exit 139, lstopo
+# too) when the root object has a cpuset without complete_cpuset, or a nodeset
+# without complete_nodeset. hwloc always writes them in pairs; such a file is refused.
+numa='<object type="NUMANode" cpuset="0xf" complete_cpuset="0xf" nodeset="0x1" complete_nodeset="0x1"/>'
+pu='<object type="PU" cpuset="0x1" complete_cpuset="0x1" nodeset="0x1" complete_nodeset="0x1"/>'
+printf '<topology version="2.0"><object type="Machine" cpuset="0xf" nodeset="0x1" complete_nodeset="0x1">%s%s</object></topology>\n' \
+	"$numa" "$pu" >"$tmp/no-complete-cpuset.xml"
+expect 1 "cannot load '$tmp/no-complete-cpuset.xml': an object has a cpuset or nodeset without its complete_ counterpart (not hwloc's own XML)" \
+	--topology "$tmp/no-complete-cpuset.xml"
+printf '<topology version="2.0"><object type="Machine" cpuset="0xf" complete_cpuset="0xf" nodeset="0x1">%s%s</object></topology>\n' \
+	"$numa" "$pu" >"$tmp/no-complete-nodeset.xml"
+expect 1 "without its complete_ counterpart" --topology "$tmp/no-complete-nodeset.xml"
+printf '<topology version="2.0"><object cpuset="f"nodeset=""o><object type="NU" cpuset="0"nodeset=""t> </object></object></topology>\n' \
+	>"$tmp/fuzz-crash-1.xml"
+expect 1 "cannot load '$tmp/fuzz-crash-1.xml': an object's CPU or NUMA set is not hwloc's 0x... words" \
+	--topology "$tmp/fuzz-crash-1.xml"
+printf '<topology version="2.0"><object type="Machine" cpuset="0xf"o>%s</object></topology>\n' "$numa" >"$tmp/attrs.xml"
+expect 1 "cannot load '$tmp/attrs.xml': an object's attributes are not name=\"value\" pairs (not hwloc's own XML)" \
+	--topology "$tmp/attrs.xml"
+# A set whose first word is empty: hwloc's parser asserts (abort, exit 134).
+printf '<topology version="2.0"><object type="Machine" cpuset="0xf" complete_cpuset="0xf" nodeset=",0x1" complete_nodeset="0x1">%s%s</object></topology>\n' \
+	"$numa" "$pu" >"$tmp/fuzz-crash-2.xml"
+expect 1 "cannot load '$tmp/fuzz-crash-2.xml': an object's CPU or NUMA set is not hwloc's 0x... words" \
+	--topology "$tmp/fuzz-crash-2.xml"
+# Also found by it: hwloc sizes its bitmaps by PU and NUMA numbers, so one PU
+# numbered 4294967000 cost 1 GB in every command (2^64 - 160 with an infinite
+# cpuset: 3.6 GB, 9 s). Numbers above 2^20 are refused.
+printf '<topology version="2.0"><object type="Machine" cpuset="0xf" complete_cpuset="0xf" nodeset="0x1" complete_nodeset="0x1">%s%s</object></topology>\n' \
+	"$numa" '<object type="PU" cpuset="0x1" complete_cpuset="0x1" nodeset="0x1" complete_nodeset="0x1" os_index="4294967000"/>' \
+	>"$tmp/huge-pu.xml"
+expect 1 "cannot load '$tmp/huge-pu.xml': a PU or NUMA node numbered above 1048576, beyond any machine's" \
+	--topology "$tmp/huge-pu.xml"
+# What is not a regular file is refused at once: a FIFO with no writer would make
+# open() wait forever, a device would be read forever.
+mkfifo "$tmp/fifo.xml"
+expect 1 "cannot open '$tmp/fifo.xml': not a regular file (a FIFO, socket or device)" --topology "$tmp/fifo.xml"
+expect 1 "cannot open '/dev/zero': not a regular file" --topology /dev/zero
 expect 1 "cannot use fsroot '$tmp/nowhere'" --fsroot "$tmp/nowhere"
 expect 1 "not a directory" --fsroot "$tmp/empty.xml"
 mkdir "$tmp/emptyroot"

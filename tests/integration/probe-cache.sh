@@ -72,6 +72,34 @@ printf 'garbage\n' >"$file"
 run garbage "not an XML file); written" probe --json
 same miss garbage
 run after-garbage "hit" probe --json
+# Nested deeper than any real topology: it crashed hwloc (exit 139 on every run,
+# the file never replaced); now a miss like any broken file, and rewritten.
+python3 "$LL_SRCDIR/tests/tools/deep-topology.py" 20000 "$tmp/deep.xml"
+cp "$tmp/deep.xml" "$file"
+run deep "nested more than 128 deep, deeper than any real topology); written" probe --json
+same miss deep
+run after-deep "hit" probe --json
+# Every command that probes survives it too (each rewrites the file).
+for cmd in env explain profiles-list dryrun task-prolog; do
+	cp "$tmp/deep.xml" "$file"
+	case $cmd in
+	profiles-list) args=(profiles list) ;;
+	dryrun) args=(--dry-run --python /bin/true "$LL_SRCDIR/examples/train.py") ;;
+	task-prolog) args=(slurm task-prolog --state-dir "$tmp/no-state") ;;
+	*) args=("$cmd") ;;
+	esac
+	run "deep-$cmd" "nested more than 128 deep" "${args[@]}"
+done
+# The Prolog's snapshot nested too deep: the task prolog probes the node instead.
+mkdir -p "$tmp/state"
+cp "$tmp/deep.xml" "$tmp/state/snapshot.xml"
+"$LLMLAUNCH" slurm task-prolog --state-dir "$tmp/state" >"$tmp/tp.out" 2>"$tmp/tp.err"
+rc=$?
+if [ $rc != 0 ] || ! grep -q '^export NCCL_' "$tmp/tp.out" ||
+	! grep -qF "nested more than 128 deep, deeper than any real topology: probing this node instead" "$tmp/tp.err"; then
+	echo "FAIL task-prolog with a deep snapshot: exit $rc, stdout: $(head -3 "$tmp/tp.out"), stderr: $(cat "$tmp/tp.err")"
+	fail=1
+fi
 
 # A symlink in place of the file: not followed; the rewrite replaces the link.
 printf '<topology version="2.0"></topology>\n' >"$tmp/target.xml"

@@ -72,6 +72,22 @@ has "validate-missing" "$tmp/err" "llmlaunch: typo.yaml:1:10: extends: no profil
 has "validate-missing" "$tmp/err" "hint: did you mean 'infiniband'?"
 run "validate-unreadable" 1 "$L" profiles validate nothere.yaml
 has "validate-unreadable" "$tmp/err" "llmlaunch: cannot read profile 'nothere.yaml': No such file or directory"
+# A directory said "Input/output error"; a FIFO (as a profile, as ./.llmlaunch.yaml,
+# as NAME.yaml in LLMLAUNCH_PROFILE_PATH) made every command wait forever.
+mkdir dir.yaml
+run "validate-dir" 1 "$L" profiles validate ./dir.yaml
+has "validate-dir" "$tmp/err" "llmlaunch: cannot read profile './dir.yaml': Is a directory"
+mkfifo fifo.yaml
+run "validate-fifo" 1 timeout 20 "$L" profiles validate ./fifo.yaml
+has "validate-fifo" "$tmp/err" "llmlaunch: cannot read profile './fifo.yaml': not a regular file (a FIFO, socket or device)"
+run "show-fifo" 1 timeout 20 "$L" profiles show ./fifo.yaml
+mkdir fifodir && mkfifo fifodir/fifo.yaml && mkdir fifocwd && mkfifo fifocwd/.llmlaunch.yaml
+LLMLAUNCH_PROFILE_PATH=$tmp/fifodir run "show-fifo-name" 1 timeout 20 "$L" profiles show fifo
+has "show-fifo-name" "$tmp/err" "cannot read profile '$tmp/fifodir/fifo.yaml': not a regular file"
+cd fifocwd
+run "local-fifo" 1 timeout 20 "$L" env --topology "$LL_FIXTURES/hwloc/two-socket-4gpu-2hca.xml"
+has "local-fifo" "$tmp/err" "llmlaunch: cannot read profile '.llmlaunch.yaml': not a regular file"
+cd "$tmp"
 run "validate-none" 2 "$L" profiles validate
 run "unknown-sub" 2 "$L" profiles frobnicate
 run "help" 0 "$L" profiles --help

@@ -53,8 +53,13 @@ env:
 EOF
 printf 'env:\n  LD_PRELOAD: /tmp/evil.so\n' >"$tmp/www/preload.yaml"
 printf 'python: /tmp/evil-python\n' >"$tmp/www/python.yaml"
+printf 'env:\n  PYTHONPYCACHEPREFIX: /tmp/evil-pyc\n' >"$tmp/www/pycache.yaml"
+printf 'env:\n  NCCL_IB_TC: "106"\n  HOME: /tmp/evil-home\n' >"$tmp/www/home.yaml"
+printf 'env:\n  NCCL_DEBUG_FILE: /etc/cron.d/x\n' >"$tmp/www/debugfile.yaml"
+printf 'env:\n  FI_PROVIDER: efa\n  UCX_TLS: rc\n  NCCL_ALGO: Ring\ntorchrun:\n  max_restarts: 1\nbind: core\n' \
+	>"$tmp/www/tuning.yaml"
 printf 'extends: /etc/passwd.yaml\n' >"$tmp/www/local.yaml"
-printf 'extends: network-only\nenv:\n  FROM_URL: "1"\n' >"$tmp/www/chain.yaml"
+printf 'extends: network-only\nenv:\n  NCCL_IB_SL: "1"\n' >"$tmp/www/chain.yaml"
 
 python3 "$LL_SRCDIR/tests/tools/profile-server.py" "$tmp/cert.pem" "$tmp/key.pem" "$tmp/www" \
 	"$tmp/port" "$tmp/log" &
@@ -101,9 +106,58 @@ has "404" "$tmp/err" "llmlaunch: cannot fetch '$base/nope.yaml': HTTP 404 (not f
 start=$(date +%s)
 LLMLAUNCH_FETCH_TIMEOUT=1 run "stall" 1 "$L" profiles show "$base/stall.yaml" "${CA[@]}"
 elapsed=$(($(date +%s) - start))
-has "stall" "$tmp/err" "llmlaunch: cannot fetch '$base/stall.yaml': timed out after 1000 ms"
+has "stall" "$tmp/err" "llmlaunch: cannot fetch '$base/stall.yaml': no complete answer within 1000 ms"
 has "stall" "$tmp/err" "hint: no cached copy of this profile exists yet"
 [ "$elapsed" -le 5 ] || fail "stall: took ${elapsed}s with a 1 s timeout"
+
+# A server that accepts the connection and never answers the TLS handshake: the
+# connect timeout (5 s) ends it, and the message says so (it said "timed out after
+# 20000 ms", the total timeout that had not run out).
+python3 -c '
+import socket, sys, time
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+s.listen(8)
+open(sys.argv[1] + ".tmp", "w").write(str(s.getsockname()[1]))
+import os; os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+conns = []
+while True:
+    c, _ = s.accept()
+    conns.append(c)  # held open, never a byte
+' "$tmp/mute-port" &
+mute_pid=$!
+for _ in $(seq 100); do [ -s "$tmp/mute-port" ] && break; sleep 0.05; done
+mute="https://127.0.0.1:$(cat "$tmp/mute-port")"
+start=$(date +%s)
+run "no-handshake" 1 "$L" profiles show "$mute/p.yaml" "${CA[@]}"
+elapsed=$(($(date +%s) - start))
+kill "$mute_pid" 2>/dev/null
+wait "$mute_pid" 2>/dev/null
+has "no-handshake" "$tmp/err" "llmlaunch: cannot fetch '$mute/p.yaml': connection and TLS handshake not complete within 5000 ms"
+[ "$elapsed" -ge 4 ] && [ "$elapsed" -le 9 ] || fail "no-handshake: took ${elapsed}s, expected the 5 s connect timeout"
+
+# Credentials in a URL are never shown nor stored: profiles show, explain, the
+# fetch cache's metadata and file names all see https://***@host/...
+cred="https://alice:s3cret-t0ken@127.0.0.1:$port"
+redacted="https://***@127.0.0.1:$port"
+run "credentials" 0 "$L" profiles show "$cred/ok.yaml" "${CA[@]}"
+has "credentials" "$tmp/out" "$redacted/ok.yaml"
+run "credentials-explain" 0 "$L" explain --profile "$cred/ok.yaml" "${CA[@]}"
+has "credentials-explain" "$tmp/out" "[profile $redacted/ok.yaml:4]"
+run "credentials-404" 1 "$L" profiles show "$cred/nope.yaml" "${CA[@]}"
+has "credentials-404" "$tmp/err" "cannot fetch '$redacted/nope.yaml': HTTP 404"
+if grep -rqs -e s3cret -e alice "$tmp/out" "$tmp/err" "$tmp/cache"; then
+	fail "credentials: the password or user appears in output or in the cache: $(grep -rls -e s3cret -e alice "$tmp/out" "$tmp/err" "$tmp/cache")"
+fi
+meta="$tmp/cache/llmlaunch/$(printf '%s' "$redacted/ok.yaml" | sha256sum | cut -c1-32).json"
+grep -qF "\"url\": \"$redacted/ok.yaml\"" "$meta" 2>/dev/null || fail "credentials: no metadata under the redacted URL ($meta)"
+
+# A FIFO where the cache's metadata file is: read as no cache, never waited on.
+fifo_meta="$tmp/cache/llmlaunch/$(printf '%s' "$base/fifo-cache.yaml" | sha256sum | cut -c1-32).json"
+cp "$tmp/www/ok.yaml" "$tmp/www/fifo-cache.yaml"
+mkfifo "$fifo_meta"
+run "cache-fifo" 0 timeout 20 "$L" profiles show "$base/fifo-cache.yaml" "${CA[@]}"
+has "cache-fifo" "$tmp/out" "NCCL_IB_TC="
 
 # Oversize bodies, with and without a Content-Length.
 run "oversize" 1 "$L" profiles show "$base/big.yaml" "${CA[@]}"
@@ -135,13 +189,55 @@ has "pin-bad-syntax" "$tmp/err" "sha256 pin must be 64 hexadecimal digits"
 run "remote-preload" 1 "$L" profiles show "$base/preload.yaml" "${CA[@]}"
 has "remote-preload" "$tmp/err" "$base/preload.yaml:2:3: env.LD_PRELOAD: 'LD_PRELOAD' selects code the workers load"
 run "remote-preload-allowed" 0 "$L" profiles show "$base/preload.yaml" "${CA[@]}" --allow-loader-vars
+# Beyond the loader's own variables, a fetched profile may set an allow-list only:
+# PYTHONPYCACHEPREFIX pointed at a crafted .pyc made both ranks run it; HOME and
+# NCCL_DEBUG_FILE into /etc were accepted too.
+run "remote-pycache" 1 "$L" profiles show "$base/pycache.yaml" "${CA[@]}"
+has "remote-pycache" "$tmp/err" "$base/pycache.yaml:2:3: env.PYTHONPYCACHEPREFIX: 'PYTHONPYCACHEPREFIX' selects code the workers load"
+run "remote-home" 1 "$L" explain --profile "$base/home.yaml" "${CA[@]}"
+has "remote-home" "$tmp/err" "$base/home.yaml:3:3: env.HOME: 'HOME' is not among the variables a profile from the network may set"
+has "remote-home" "$tmp/err" "hint: a fetched profile may set NCCL tuning, known FI_*/UCX_* tuning and torchrun options (docs/security.md)"
+run "remote-debugfile" 1 "$L" profiles show "$base/debugfile.yaml" "${CA[@]}"
+has "remote-debugfile" "$tmp/err" "env.NCCL_DEBUG_FILE: 'NCCL_DEBUG_FILE' is not among the variables a profile from the network may set"
+run "remote-tuning" 0 "$L" profiles show "$base/tuning.yaml" "${CA[@]}"
+has "remote-tuning" "$tmp/out" "UCX_TLS=rc  [env]  $base/tuning.yaml:3"
+# Trusted on purpose: applied, and explain lists it as coming from that URL.
+run "remote-home-trusted" 0 "$L" explain --profile "$base/home.yaml" "${CA[@]}" --allow-loader-vars
+has "remote-home-trusted" "$tmp/out" "Set only because of --allow-loader-vars:"
+has "remote-home-trusted" "$tmp/out" "  HOME=/tmp/evil-home  [profile $base/home.yaml:3]  (fetched over the network)"
+has "remote-home-trusted" "$tmp/err" "llmlaunch: warning: $base/home.yaml:3: 'HOME' from a profile fetched over the network, set only because --allow-loader-vars was given"
+grep -q 'NCCL_IB_TC=106  \[profile' "$tmp/out" && grep -A3 'Set only because' "$tmp/out" | grep -q NCCL_IB_TC &&
+	fail "remote-home-trusted: NCCL_IB_TC is allowed anyway and must not be listed"
+run "remote-home-trusted-json" 0 "$L" explain --json --profile "$base/home.yaml" "${CA[@]}" --allow-loader-vars
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); t=d["trusted"]; sys.exit(not (len(t) == 1 and t[0]["name"] == "HOME" and t[0]["remote"] is True and t[0]["origin"].endswith("/home.yaml:3")))' "$tmp/out" ||
+	fail "remote-home-trusted-json: .trusted is $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["trusted"])' "$tmp/out")"
 run "remote-python" 1 "$L" profiles show "$base/python.yaml" "${CA[@]}"
 has "remote-python" "$tmp/err" "a profile from the network may not choose the interpreter"
 run "remote-local-path" 1 "$L" profiles show "$base/local.yaml" "${CA[@]}"
 has "remote-local-path" "$tmp/err" "'/etc/passwd.yaml': a profile from the network may extend only names and URLs"
 run "remote-chain" 0 "$L" profiles show "$base/chain.yaml" "${CA[@]}"
 has "remote-chain" "$tmp/out" "NCCL_P2P_DISABLE=1"
-has "remote-chain" "$tmp/out" "FROM_URL=1  [env]  $base/chain.yaml:3"
+has "remote-chain" "$tmp/out" "NCCL_IB_SL=1  [env]  $base/chain.yaml:3"
+
+# Diamonds of URLs: each is fetched once per command (a diamond 8 wide and 6 deep made
+# about 2,450 requests), and one command fetches at most 16 URLs.
+printf 'extends: ["%s/dia-b.yaml", "%s/dia-c.yaml"]\n' "$base" "$base" >"$tmp/www/dia-a.yaml"
+printf 'extends: "%s/dia-d.yaml"\nenv:\n  NCCL_IB_SL: "2"\n' "$base" >"$tmp/www/dia-b.yaml"
+printf 'extends: "%s/dia-d.yaml"\nenv:\n  NCCL_IB_SL: "3"\n' "$base" >"$tmp/www/dia-c.yaml"
+printf 'env:\n  NCCL_IB_TC: "7"\n' >"$tmp/www/dia-d.yaml"
+run "diamond" 0 "$L" profiles show "$base/dia-a.yaml" "${CA[@]}"
+has "diamond" "$tmp/out" "NCCL_IB_SL=3"
+[ "$(grep -c '^GET /dia-d.yaml ' "$tmp/log")" = 1 ] || fail "diamond: dia-d.yaml fetched $(grep -c '^GET /dia-d.yaml ' "$tmp/log") times"
+wide="extends: ["
+for i in $(seq 0 19); do
+	printf 'env:\n  NCCL_IB_TC: "%s"\n' "$i" >"$tmp/www/wide-$i.yaml"
+	wide="$wide${i:+}\"$base/wide-$i.yaml\", "
+done
+printf '%s]\n' "${wide%, }" >"$tmp/www/wide.yaml"
+run "wide" 1 "$L" profiles show "$base/wide.yaml" "${CA[@]}"
+has "wide" "$tmp/err" "extends: '$base/wide-15.yaml': more than 16 profile URLs in one resolution"
+requests=$(grep -c '^GET /wide' "$tmp/log")
+[ "$requests" -le 16 ] || fail "wide: $requests requests for one command, at most 16 expected"
 
 # The planner sees URL:LINE as the origin.
 run "explain" 0 "$L" explain --profile "$base/ok.yaml" "${CA[@]}"

@@ -22,9 +22,13 @@ rm "$P/gid_attrs/types/3" && mkfifo "$P/gid_attrs/types/3"
 head -c 300000 /dev/urandom > "$P/phys_state"
 N=$work/bad/sys/class/net/enp2s0f0
 echo zzz > "$N/flags"; echo -5 > "$N/mtu"; echo 1e9 > "$N/speed"; printf 'up\0down' > "$N/operstate"
+# A FIFO where the interface reader looks for uevent: opening it used to wait for a
+# writer forever; it is refused at once (not a regular file) and read as absent.
+mkfifo "$N/uevent"
 rm -f "$work/bad/sys/class/net/lo/"* 2>/dev/null || true
 rm -rf "$work/bad/sys/devices/virtual/net/lo"
-"$LLMLAUNCH" probe --fsroot "$work/bad" --json > "$work/bad.json"
+timeout 60 "$LLMLAUNCH" probe --fsroot "$work/bad" --json > "$work/bad.json" ||
+	{ echo "FAIL probe of the garbage tree exited $? (124: it hung)" >&2; exit 1; }
 
 python3 - "$work/roce.json" "$work/bad.json" <<'PY'
 import json, sys

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -555,6 +556,129 @@ static void test_supervise_watch(void **state)
 	ll_buf_release(&notes);
 }
 
+/* A dead process's pid (reaped, so kill() says ESRCH until it is reused). */
+static pid_t dead_pid(void)
+{
+	pid_t pid = fork();
+
+	if (pid == 0)
+		_exit(0);
+	assert_true(pid > 0);
+	waitpid(pid, NULL, 0);
+	return pid;
+}
+
+static void touch(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+	assert_true(fd >= 0);
+	close(fd);
+}
+
+/* DIR/NAME, printf-style, in a buffer that the next call reuses. */
+static const char *at(const char *dir, const char *fmt, ...) LL_PRINTF(2, 3);
+static const char *at(const char *dir, const char *fmt, ...)
+{
+	static char buf[4096];
+	size_t n = (size_t)snprintf(buf, sizeof(buf), "%s/", dir);
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf + n, sizeof(buf) - n, fmt, ap);
+	va_end(ap);
+	return buf;
+}
+
+/* The job directory of a launcher killed with SIGKILL is removed at the next start;
+ * nothing else is: a live launch's, one kept on purpose (no lock file), one whose PID
+ * runs, a symbolic link, and never what a link inside points to. */
+static void test_jobdir_stale(void **state)
+{
+	char tmp[] = "/tmp/ll-test-jobdir-XXXXXX";
+	struct ll_jobdir live = { .lock_fd = -1 };
+	struct ll_error err = { 0 };
+	pid_t dead = dead_pid(), dead2 = dead_pid();
+	char **removed = NULL;
+	size_t n = 0;
+	struct stat st;
+	char *p;
+
+	(void)state;
+	assert_non_null(mkdtemp(tmp));
+	/* Stale: dead PID, lock file not held, a log inside and a link out of it. */
+	assert_int_equal(mkdir(at(tmp, "llmlaunch-%d", (int)dead), 0700), 0);
+	touch(at(tmp, "llmlaunch-%d/" LL_JOBDIR_LOCK, (int)dead));
+	assert_int_equal(mkdir(at(tmp, "llmlaunch-%d/attempt_0", (int)dead), 0700), 0);
+	touch(at(tmp, "llmlaunch-%d/attempt_0/stderr.log", (int)dead));
+	touch(at(tmp, "outside"));
+	assert_int_equal(symlink("../../outside", at(tmp, "llmlaunch-%d/attempt_0/link", (int)dead)), 0);
+	/* Kept on purpose: NCCL logs of a failed job, no lock file. */
+	assert_int_equal(mkdir(at(tmp, "llmlaunch-%d-Ab12Cd", (int)dead2), 0700), 0);
+	/* PID 1 runs; a symbolic link is never a job directory. */
+	assert_int_equal(mkdir(at(tmp, "llmlaunch-1"), 0700), 0);
+	touch(at(tmp, "llmlaunch-1/" LL_JOBDIR_LOCK));
+	assert_int_equal(symlink("outside", at(tmp, "llmlaunch-%d", (int)dead2)), 0);
+	/* Our own, live and locked. */
+	assert_int_equal(ll_jobdir_create(tmp, &live, &err), 0);
+	assert_string_equal(live.path, at(tmp, "llmlaunch-%d", (int)getpid()));
+
+	assert_int_equal(ll_jobdir_clean_stale(tmp, &removed, &n), 0);
+	assert_int_equal(n, 1);
+	assert_string_equal(removed[0], at(tmp, "llmlaunch-%d", (int)dead));
+	assert_int_equal(lstat(removed[0], &st), -1);
+	ll_strv_free(removed, n);
+	assert_int_equal(stat(at(tmp, "outside"), &st), 0); /* the link was removed, not its target */
+	unlink(at(tmp, "outside"));
+	assert_int_equal(rmdir(at(tmp, "llmlaunch-%d-Ab12Cd", (int)dead2)), 0);
+	assert_int_equal(unlink(at(tmp, "llmlaunch-1/" LL_JOBDIR_LOCK)), 0);
+	assert_int_equal(rmdir(at(tmp, "llmlaunch-1")), 0);
+	assert_int_equal(unlink(at(tmp, "llmlaunch-%d", (int)dead2)), 0);
+	assert_int_equal(stat(live.path, &st), 0);
+
+	/* A child holding its own job directory's lock: while it runs, not stale; once
+	 * killed with SIGKILL (it cleans nothing), stale. */
+	{
+		int ready[2];
+		char c;
+		pid_t child;
+
+		assert_int_equal(pipe(ready), 0);
+		child = fork();
+		if (child == 0) {
+			struct ll_jobdir mine = { .lock_fd = -1 };
+
+			if (ll_jobdir_create(tmp, &mine, NULL) < 0)
+				_exit(1);
+			if (write(ready[1], "x", 1) != 1)
+				_exit(1);
+			pause();
+			_exit(0);
+		}
+		assert_int_equal(read(ready[0], &c, 1), 1);
+		assert_int_equal(ll_jobdir_clean_stale(tmp, &removed, &n), 0);
+		assert_int_equal(n, 0);
+		free(removed);
+		kill(child, SIGKILL);
+		waitpid(child, NULL, 0);
+		assert_int_equal(ll_jobdir_clean_stale(tmp, &removed, &n), 0);
+		assert_int_equal(n, 1);
+		assert_string_equal(removed[0], at(tmp, "llmlaunch-%d", (int)child));
+		ll_strv_free(removed, n);
+		close(ready[0]);
+		close(ready[1]);
+	}
+
+	/* A normal end: the lock file goes, then the directory when only empty
+	 * directories are left. */
+	assert_int_equal(mkdir(at(live.path, "status"), 0700), 0);
+	p = ll_strdup(live.path);
+	ll_jobdir_release(&live);
+	assert_int_equal(stat(p, &st), -1);
+	free(p);
+	assert_int_equal(rmdir(tmp), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -572,6 +696,7 @@ int main(void)
 		cmocka_unit_test(test_supervise_forward),
 		cmocka_unit_test(test_supervise_orphans),
 		cmocka_unit_test(test_supervise_watch),
+		cmocka_unit_test(test_jobdir_stale),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -545,6 +545,134 @@ static void test_long_line_and_warning_cap(void **state)
 	ll_ncclscan_free(s);
 }
 
+static void append(const char *path, const char *text);
+
+static const char socket_warn[] = "h:1:1 [0] x.cc:1 NCCL WARN socketProgress: Connection closed by remote peer\n";
+
+/* A line longer than the 8 MiB mapping window (and the 64 KiB partial-line buffer)
+ * is still one line: the warning after it is reported on line 3, not 4 or 170. */
+static void test_long_line_numbers(void **state)
+{
+	char dir[] = "/tmp/ll-scan-long-XXXXXX";
+	_cleanup_free_ char *path = NULL;
+	size_t big = (10u << 20) + 12345;
+	char *junk = ll_malloc(big);
+	const struct ll_nccl_verdict *v;
+	struct ll_ncclscan *s;
+	struct ll_error err = { 0 };
+	FILE *f;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	path = ll_asprintf("%s/long.log", dir);
+	memset(junk, 'x', big);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("first line\n", f);
+	fwrite(junk, 1, big, f);
+	fputc('\n', f);
+	fputs(socket_warn, f);
+	fclose(f);
+
+	/* Through the file reader (mapped windows) ... */
+	s = ll_ncclscan_new(LL_NET_EXPECT_ANY);
+	assert_int_equal(ll_ncclscan_file(s, path, &err), 0);
+	v = ll_ncclscan_result(s);
+	assert_int_equal(v->lines, 3);
+	assert_int_equal(v->n_warnings, 1);
+	assert_int_equal(v->warnings[0].line, 3);
+	ll_ncclscan_free(s);
+
+	/* ... and fed in pieces that split the long line anywhere. */
+	s = ll_ncclscan_new(LL_NET_EXPECT_ANY);
+	{
+		struct ll_ncclscan_stream *st = ll_ncclscan_stream_new(s, "mem.log");
+
+		ll_ncclscan_feed(s, st, "first line\n", 11);
+		for (size_t off = 0; off < big; off += 100000)
+			ll_ncclscan_feed(s, st, junk + off, big - off < 100000 ? big - off : 100000);
+		ll_ncclscan_feed(s, st, "\n", 1);
+		ll_ncclscan_feed(s, st, junk, 70000); /* a long last line, ended by the flush */
+		ll_ncclscan_feed(s, st, "\n", 1);
+		ll_ncclscan_feed(s, st, socket_warn, sizeof(socket_warn) - 1);
+		ll_ncclscan_flush(s, st);
+	}
+	v = ll_ncclscan_result(s);
+	assert_int_equal(v->lines, 4);
+	assert_int_equal(v->warnings[0].line, 4);
+	ll_ncclscan_free(s);
+
+	unlink(path);
+	rmdir(dir);
+	free(junk);
+}
+
+/* DIR/NAME in a buffer that the next call reuses. */
+static const char *in_dir(const char *dir, const char *name)
+{
+	static char buf[4096];
+
+	snprintf(buf, sizeof(buf), "%s/%s", dir, name);
+	return buf;
+}
+
+/* A directory with a link loop, a dangling link, a link to a directory and a FIFO
+ * beside a real log: the log is read, each of the others is skipped with why, and
+ * nothing blocks or fails the walk. */
+static void test_dir_links_and_fifos(void **state)
+{
+	/* What the walk skips, in name order, and why. */
+	static const char *const skipped[] = {
+		"a-loop: a symbolic link to a directory, not followed",
+		"b-dangling: a dangling symbolic link",
+		"c-fifo: not a regular file (a FIFO, socket or device)",
+		"sub/up: a symbolic link to a directory, not followed",
+	};
+	const char *names[] = { "sub/up", "sub", "a-loop", "b-dangling", "c-fifo", "d.log", "e-link.log" };
+	char dir[] = "/tmp/ll-scan-dir-XXXXXX";
+	struct ll_error err = { 0 };
+	const struct ll_nccl_verdict *v;
+	struct ll_ncclscan *s;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(symlink(".", in_dir(dir, "a-loop")), 0);
+	assert_int_equal(symlink("/nonexistent/nccl.log", in_dir(dir, "b-dangling")), 0);
+	assert_int_equal(mkfifo(in_dir(dir, "c-fifo"), 0600), 0);
+	append(in_dir(dir, "d.log"), socket_warn);
+	assert_int_equal(symlink("d.log", in_dir(dir, "e-link.log")), 0); /* a link to a file is followed */
+	assert_int_equal(mkdir(in_dir(dir, "sub"), 0700), 0);
+	assert_int_equal(symlink("..", in_dir(dir, "sub/up")), 0);
+
+	s = ll_ncclscan_new(LL_NET_EXPECT_ANY);
+	assert_int_equal(ll_ncclscan_path(s, dir, &err), 0);
+	assert_null(err.message);
+	v = ll_ncclscan_result(s);
+	assert_int_equal(v->files, 2);
+	assert_int_equal(v->warnings_total, 2);
+	assert_int_equal(v->skipped_total, 4);
+	assert_int_equal(v->n_skipped, 4);
+	for (size_t i = 0; i < 4; i++)
+		assert_string_equal(v->skipped[i], in_dir(dir, skipped[i]));
+	ll_ncclscan_free(s);
+
+	/* A FIFO named on its own is a pipe to read: with no writer it is empty at once. */
+	s = ll_ncclscan_new(LL_NET_EXPECT_ANY);
+	assert_int_equal(ll_ncclscan_path(s, in_dir(dir, "c-fifo"), &err), 0);
+	assert_int_equal(ll_ncclscan_result(s)->files, 1);
+	ll_ncclscan_free(s);
+	/* A device is not: /dev/zero would be read forever. */
+	s = ll_ncclscan_new(LL_NET_EXPECT_ANY);
+	assert_int_equal(ll_ncclscan_path(s, "/dev/zero", &err), -EINVAL);
+	assert_string_equal(err.message, "cannot read '/dev/zero': not a regular file or a pipe (a socket or device)");
+	ll_error_clear(&err);
+	ll_ncclscan_free(s);
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		assert_int_equal(remove(in_dir(dir, names[i])), 0);
+	rmdir(dir);
+}
+
 static void test_names(void **state)
 {
 	enum ll_net_expect e;
@@ -688,6 +816,8 @@ int main(void)
 		cmocka_unit_test(test_wrapped_and_interleaved),
 		cmocka_unit_test(test_feed_in_pieces),
 		cmocka_unit_test(test_long_line_and_warning_cap),
+		cmocka_unit_test(test_long_line_numbers),
+		cmocka_unit_test(test_dir_links_and_fifos),
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_watch_env),
 		cmocka_unit_test(test_expect_from_plan),

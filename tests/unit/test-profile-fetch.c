@@ -64,6 +64,26 @@ static void test_pin_split(void **state)
 	assert_false(ll_is_url("profiles/x.yaml"));
 }
 
+/* Credentials never reach a message, an origin or the cache. */
+static void test_redact(void **state)
+{
+	static const char *const cases[][2] = {
+		{ "https://alice:s3cret@h.example/p.yaml", "https://***@h.example/p.yaml" },
+		{ "https://ghp_TOKEN@h.example:8443/a/b.yaml#sha256=00", "https://***@h.example:8443/a/b.yaml#sha256=00" },
+		{ "https://u:p@ss@h/p.yaml", "https://***@h/p.yaml" },
+		{ "https://h.example/p@2.yaml", "https://h.example/p@2.yaml" }, /* '@' in the path is not a user */
+		{ "https://h.example/p.yaml?x=a@b", "https://h.example/p.yaml?x=a@b" },
+		{ "https://h.example/p.yaml", "https://h.example/p.yaml" },
+		{ "not a url", "not a url" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		_cleanup_free_ char *r = ll_url_redact(cases[i][0]);
+		assert_string_equal(r, cases[i][1]);
+	}
+}
+
 static void test_refusals(void **state)
 {
 	(void)state;
@@ -90,6 +110,7 @@ int main(void)
 		cmocka_unit_test(test_sha256),
 		cmocka_unit_test(test_pin_split),
 		cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_redact),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -232,7 +232,7 @@ static void test_bad_values(void **state)
 	expect_error("torchrun:\n  master_port: 70000\n",
 		     "t.yaml:2:16: torchrun.master_port: '70000' is not a port number (1-65535)", NULL);
 	expect_error("torchrun:\n  nproc_per_node: many\n",
-		     "t.yaml:2:19: torchrun.nproc_per_node: 'many' is not auto, gpu, cpu or a positive integer", NULL);
+		     "t.yaml:2:19: torchrun.nproc_per_node: 'many' is not auto, gpu, cpu or a positive integer up to 4096", NULL);
 	expect_error("torchrun:\n  monitor_interval: 0\n",
 		     "t.yaml:2:21: torchrun.monitor_interval: '0' is not a positive number", NULL);
 	expect_error("bind: socket\n", "t.yaml:1:7: bind: 'socket' is not a binding (numa, core or none)", NULL);
@@ -283,6 +283,84 @@ static void test_loader_vars(void **state)
 	assert_false(ll_profile_var_restricted("NCCL_TUNER_PLUGIN", "none"));
 	assert_false(ll_profile_var_restricted("NCCL_IB_HCA", "mlx5_0"));
 	assert_false(ll_profile_var_restricted("OLD_PATH", "/x"));
+}
+
+/* A profile fetched over the network may set an allow-list only (docs/security.md).
+ * Each of these made both ranks of a job run code or touch files of the URL's
+ * choosing, and each was accepted before. */
+static void test_remote_allow_list(void **state)
+{
+	(void)state;
+	static const char *const code[] = {
+		"PYTHONPYCACHEPREFIX", "FI_PROVIDER_PATH", "UCX_MODULE_DIR", "HWLOC_PLUGINS_PATH",
+		"TRITON_CACHE_DIR",    "TORCH_EXTENSIONS_DIR", "PYTHONBREAKPOINT",
+	};
+	static const char *const outside[] = {
+		"NCCL_DEBUG_FILE", "HTTPS_PROXY", "SSL_CERT_FILE", "HOSTALIASES", "HOME", "NCCL_TOPO_FILE",
+		"NCCL_GRAPH_DUMP_FILE", "NCCL_CONF_FILE", "NCCL_COMM_ID", "FI_EFA_SOMETHING_NEW", "UCX_LOG_FILE",
+		"LLMLAUNCH_PYTHON", "CUDA_CACHE_PATH", "PYTHONWARNINGS", "OMPI_MCA_PLM",
+	};
+	static const char *const allowed[] = {
+		"NCCL_IB_TC", "NCCL_DEBUG", "NCCL_IB_PCI_RELAXED_ORDERING", "NCCL_NET", "FI_PROVIDER",
+		"FI_EFA_USE_DEVICE_RDMA", "UCX_TLS", "UCX_NET_DEVICES", "RDMAV_FORK_SAFE",
+		"CUDA_DEVICE_MAX_CONNECTIONS", "TORCH_NCCL_ASYNC_ERROR_HANDLING",
+	};
+	const char *hint_code = "pass --allow-loader-vars if you trust this profile to choose code";
+	const char *hint_remote = "a fetched profile may set NCCL tuning, known FI_*/UCX_* tuning and torchrun options "
+				  "(docs/security.md); pass --allow-loader-vars if you trust it with the rest";
+	struct ll_profile_load_opts remote = { .remote = true }, trusted = { .remote = true, .allow_loader_vars = true };
+	struct ll_profile *p;
+
+	for (size_t i = 0; i < sizeof(code) / sizeof(code[0]); i++) {
+		_cleanup_free_ char *text = ll_asprintf("env:\n  %s: /tmp/x\n", code[i]);
+		_cleanup_free_ char *msg = ll_asprintf("t.yaml:2:3: env.%s: '%s' selects code the workers load; a profile "
+						       "may not set it", code[i], code[i]);
+		/* Refused from a URL and from a local file alike. */
+		assert_int_equal(expect_error_n(text, strlen(text), &remote, msg, hint_code), 1);
+		assert_int_equal(expect_error_n(text, strlen(text), NULL, msg, hint_code), 1);
+	}
+	for (size_t i = 0; i < sizeof(outside) / sizeof(outside[0]); i++) {
+		_cleanup_free_ char *text = ll_asprintf("env:\n  %s: /etc/x\n", outside[i]);
+		_cleanup_free_ char *msg = ll_asprintf("t.yaml:2:3: env.%s: '%s' is not among the variables a profile "
+						       "from the network may set", outside[i], outside[i]);
+		assert_int_equal(expect_error_n(text, strlen(text), &remote, msg, hint_remote), 1);
+		/* A local file is the user's own: only the deny-list applies there. */
+		p = parse_ok(text, NULL);
+		assert_false(p->values[0].trusted);
+		ll_profile_free(p);
+		/* With the flag: accepted, and marked so that explain lists it. */
+		p = parse_ok(text, &trusted);
+		assert_true(p->values[0].trusted);
+		ll_profile_free(p);
+	}
+	for (size_t i = 0; i < sizeof(allowed) / sizeof(allowed[0]); i++) {
+		_cleanup_free_ char *text = ll_asprintf("env:\n  %s: \"1\"\n", allowed[i]);
+
+		p = parse_ok(text, &remote);
+		assert_false(p->values[0].trusted);
+		ll_profile_free(p);
+	}
+	/* Planner variables, torchrun options, bind, expect and match: all allowed. */
+	p = parse_ok("nccl:\n  NCCL_IB_HCA: mlx5_0\n  NCCL_SOCKET_IFNAME: eth0\n  OMP_NUM_THREADS: 4\n"
+		     "env:\n  NCCL_NET_PLUGIN: none\ntorchrun:\n  max_restarts: 3\n  rdzv_backend: c10d\n"
+		     "bind: core\nexpect:\n  gpus: 8\nmatch:\n  gpu_count: 8\n",
+		     &remote);
+	assert_int_equal(p->n_values, 7);
+	ll_profile_free(p);
+	/* A plugin that is not "none" loads a library. */
+	expect_error_n("env:\n  NCCL_NEW_PLUGIN: libx.so\n", 31, &remote,
+		       "t.yaml:2:3: env.NCCL_NEW_PLUGIN: 'NCCL_NEW_PLUGIN' is not among the variables a profile from "
+		       "the network may set",
+		       hint_remote);
+	/* The interpreter with the flag: accepted and marked. */
+	p = parse_ok("python: /opt/py\n", &trusted);
+	assert_true(p->values[0].trusted);
+	ll_profile_free(p);
+
+	assert_true(ll_profile_var_remote_allowed("NCCL_ALGO", "Ring"));
+	assert_false(ll_profile_var_remote_allowed("NCCL_RAS_ADDR", "10.0.0.1:1"));
+	assert_false(ll_profile_var_remote_allowed("LD_PRELOAD", "x"));
+	assert_false(ll_profile_var_remote_allowed("A", "1"));
 }
 
 static void test_yaml_level_errors(void **state)
@@ -367,6 +445,24 @@ static void test_shipped_profiles_validate(void **state)
 			fail_msg("%s", err.message);
 		/* The name inside is the name users type. */
 		stem = ll_strndup(de->d_name, len - 5);
+		/* Served from a URL, each would load too, but for the one value that
+		 * names a file (NCCL_TOPO_FILE, azure-nd-h100-v5). */
+		{
+			struct ll_profile_load_opts remote = { .remote = true };
+			struct ll_profile_diags diags = { 0 };
+			struct ll_profile *q = NULL;
+			struct ll_error e = { 0 };
+
+			if (ll_profile_load_file(path, &remote, &q, &diags, &e) < 0) {
+				assert_string_equal(stem, "azure-nd-h100-v5");
+				assert_int_equal(diags.n, 1);
+				assert_non_null(strstr(diags.items[0].message, "env.NCCL_TOPO_FILE: 'NCCL_TOPO_FILE' is not "
+										   "among the variables"));
+			}
+			ll_profile_diags_release(&diags);
+			ll_error_clear(&e);
+			ll_profile_free(q);
+		}
 		assert_string_equal(p->name, stem);
 		assert_non_null(p->description);
 		ll_profile_free(p);
@@ -385,6 +481,7 @@ int main(void)
 		cmocka_unit_test(test_wrong_types),
 		cmocka_unit_test(test_bad_values),
 		cmocka_unit_test(test_loader_vars),
+		cmocka_unit_test(test_remote_allow_list),
 		cmocka_unit_test(test_yaml_level_errors),
 		cmocka_unit_test(test_all_problems_reported),
 		cmocka_unit_test(test_edit_distance),
