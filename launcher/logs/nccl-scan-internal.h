@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "llmlaunch/nccl-scan.h"
@@ -24,9 +25,52 @@ struct ll_ncclscan_stream {
 	struct ll_nccl_rank *last;      /* last process seen: prefix-less lines belong to it */
 	char last_pre[96];              /* the bytes before its last marker, to skip re-parsing */
 	size_t n_last_pre;
+	long last_tid;                  /* the thread of that prefix, -1 none */
+	long tid;                       /* the thread of the record being read, -1 none */
+	bool marked;                    /* an INFO or WARN marker was seen: stripped lines are not read */
 	enum cont_kind cont;            /* what a wrapped continuation line would extend */
 	struct ll_nccl_rank *cont_rank;
 };
+
+/* Lines that proved something about a process, the first of each kind. */
+enum proof_kind {
+	PF_SOCKET_CHANNEL,   /* via NET/Socket */
+	PF_NETWORK_SOCKET,   /* Using network Socket, Assigned NET plugin Socket */
+	PF_NAMED_SOCKET,     /* NET/Socket : GPU Direct RDMA ..., Socket NIC distance */
+	PF_SOCKET_THREADS,   /* NET/Socket: Using N threads */
+	PF_SOCKET_TRACE,     /* transport/net_socket.cc:N -> R */
+	PF_SOCKET_LINE,      /* NET/Socket : Using [0]... */
+	PF_NO_DEVICE,        /* NET/IB : No device found */
+	PF_VERBS_MISSING,    /* Failed to open libibverbs.so[.1] */
+	PF_PLUGIN_FAILED,    /* a net plugin that could not be loaded */
+	PF_IB_DISABLED,      /* NCCL_IB_DISABLE set by environment to 1 */
+	PF_RDMA_LISTED,      /* NET/IB : Using [0]..., Initialized NET plugin IB, IB async event */
+	PF_RDMA_PLUGIN,      /* P2P plugin IBext_v8, Loaded net plugin */
+	PF_NO_NETWORK,       /* Error: network X not found, no interface found */
+	PF_COUNT,
+};
+
+/* A thread and the communicator its lines currently belong to. */
+struct tid_comm {
+	long tid;
+	int comm;                       /* index in comms[], -1 none */
+};
+#define RANK_TIDS 16
+#define RANK_MAX_COMMS 256
+
+/* The scanner's state of one process around the public record (ranks[] point at `pub`). */
+struct rank_state {
+	struct ll_nccl_rank pub;
+	struct tid_comm tids[RANK_TIDS];
+	size_t n_tids, tid_next;
+	struct ll_nccl_proof proofs[PF_COUNT];
+	int version_code;               /* 20402 for 2.4.2, 0 unknown */
+};
+
+static inline struct rank_state *rank_state_of(struct ll_nccl_rank *r)
+{
+	return (struct rank_state *)((char *)r - offsetof(struct rank_state, pub));
+}
 
 struct ll_ncclscan {
 	enum ll_net_expect expect;
@@ -45,6 +89,8 @@ struct ll_ncclscan {
 	struct ll_ncclscan_stream *streams;
 	struct ll_nccl_host *hosts;
 	size_t n_hosts;
+	struct ll_nccl_job_comm *comms;
+	size_t n_comms;
 	struct ll_nccl_verdict verdict;
 };
 
@@ -86,16 +132,16 @@ static inline const char *find(const char *s, size_t n, const char *lit, size_t 
 }
 #define FIND(s, n, lit) find((s), (n), lit, sizeof(lit) - 1)
 
-/* " via NET/" in a channel line, or NULL: a memchr for 'v' finds "via" at once. */
-static inline const char *find_via_net(const char *m, size_t n)
+/* " via " in a channel line (the blank before it), or NULL: a memchr for 'v' finds it at once. */
+static inline const char *find_via(const char *m, size_t n)
 {
 	const char *p = m, *end = m + n;
 
 	while (p < end) {
 		const char *q = memchr(p, 'v', (size_t)(end - p));
-		if (!q || end - q < 8)
+		if (!q || end - q < 5)
 			return NULL;
-		if (q > m && q[-1] == ' ' && memcmp(q, "via NET/", 8) == 0)
+		if (q > m && q[-1] == ' ' && q[1] == 'i' && q[2] == 'a' && q[3] == ' ')
 			return q - 1;
 		p = q + 1;
 	}
@@ -123,14 +169,28 @@ void ncclscan_rank_free(struct ll_nccl_rank *r);
 
 /* ---- nccl-scan-msg.c ------------------------------------------------------------ */
 
+/* "2.18.3+cuda12.2" -> 21803; 0 when it does not start with a version. */
+int ncclscan_version_code(const char *v, size_t n);
+
 /* Recognisers for the text after "NCCL INFO " (`m`, `n` bytes) of a record of process
  * `r`, each called for the kind of line its name says. */
 void ncclscan_msg_net(struct ll_ncclscan_stream *st, struct ll_nccl_rank *r, const char *m, size_t n);
-void ncclscan_msg_channel(struct ll_nccl_rank *r, const char *m, size_t n);
-void ncclscan_msg_using_network(struct ll_nccl_rank *r, const char *m, size_t n);
+/* "Channel ..."/"Ring ..."/"CollNet ..." lines with " via " at `via` (the blank before it). */
+void ncclscan_msg_channel(struct ll_ncclscan_stream *st, struct ll_nccl_rank *r, const char *m, size_t n,
+			  const char *via);
+/* "Using network X", "Using internal Network X", "Assigned NET plugin X to comm": the network
+ * name at `name`. */
+void ncclscan_msg_network(struct ll_ncclscan_stream *st, struct ll_nccl_rank *r, const char *m, size_t n,
+			  const char *name, size_t nname);
 void ncclscan_msg_bootstrap(struct ll_nccl_rank *r, const char *m, size_t n);
-void ncclscan_msg_comm(struct ll_nccl_rank *r, const char *m, size_t n);
-void ncclscan_msg_p2p_plugin(struct ll_nccl_rank *r, const char *m, size_t n);
+/* "ncclCommInitRank comm 0x.. rank R nranks N ... commId 0x.. - Init START|COMPLETE" and the
+ * other communicator lines. */
+void ncclscan_msg_comm(struct ll_ncclscan_stream *st, struct ll_nccl_rank *r, const char *m, size_t n);
+void ncclscan_msg_p2p_plugin(struct ll_ncclscan_stream *st, struct ll_nccl_rank *r, const char *m, size_t n);
+/* The INFO lines that start with something else than the few above (rarer ones: the
+ * environment, plugins, libibverbs, GDR, NVLS, error traces): `m[0]` picked the caller. */
+void ncclscan_msg_other(struct ll_ncclscan *s, struct ll_ncclscan_stream *st, struct ll_nccl_rank *r,
+			const char *m, size_t n);
 /* The text after "NCCL WARN "; `pre` is what stood before the marker. */
 void ncclscan_msg_warn(struct ll_ncclscan *s, struct ll_ncclscan_stream *st, const char *pre, size_t npre,
 		       const char *m, size_t n);
@@ -138,8 +198,13 @@ void ncclscan_msg_warn(struct ll_ncclscan *s, struct ll_ncclscan_stream *st, con
 void ncclscan_msg_version(struct ll_ncclscan *s, struct ll_nccl_rank *r, const char *v, size_t n);
 /* A marker-less line, launcher prefix skipped, while st->cont says a list may go on. */
 void ncclscan_msg_continuation(struct ll_ncclscan_stream *st, const char *l, size_t n);
+/* Whether a marker-less line is an NCCL message whose prefix and marker a poster removed
+ * ("NET/IB : Using [0]..."); *skip is then the length of the launcher prefix before it. */
+bool ncclscan_stripped_message(const char *l, size_t n, size_t *skip);
 /* Free and forget the NET/IB device list and the socket interface names of `r`. */
 void ncclscan_rank_clear_lists(struct ll_nccl_rank *r);
+/* Free what the communicators and the proofs of `r` hold. */
+void ncclscan_rank_clear_state(struct ll_nccl_rank *r);
 
 /* ---- nccl-scan-verdict.c -------------------------------------------------------- */
 

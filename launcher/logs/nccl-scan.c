@@ -55,45 +55,56 @@ static const char *find_marker(const char *l, size_t n, size_t from, enum marker
 static void msg_info(struct ll_ncclscan *s, struct ll_ncclscan_stream *st, struct ll_nccl_rank *r,
 		     const char *m, size_t n)
 {
-	if (n == 0)
+	const char *via;
+
+	if (n < 4)
 		return;
 	switch (m[0]) {
 	case 'C':
-		if (HAS(m, n, "Channel ") && find_via_net(m, n))
-			ncclscan_msg_channel(r, m, n);
+		if ((HAS(m, n, "Channel ") || HAS(m, n, "CollNet ")) && (via = find_via(m, n)))
+			ncclscan_msg_channel(st, r, m, n, via);
+		else
+			ncclscan_msg_other(s, st, r, m, n);
 		break;
 	case 'R':
-		if (HAS(m, n, "Ring ") && find_via_net(m, n))
-			ncclscan_msg_channel(r, m, n);
+		if (HAS(m, n, "Ring ") && (via = find_via(m, n)))
+			ncclscan_msg_channel(st, r, m, n, via);
 		break;
 	case 'N':
 		if (HAS(m, n, "NET/"))
 			ncclscan_msg_net(st, r, m, n);
-		else if (HAS(m, n, "NCCL_IB_DISABLE set by environment to ")) {
-			if (n > 38 && m[38] != '0')
-				r->ib_disabled = true;
-		} else if (HAS(m, n, "NCCL version "))
+		else if (HAS(m, n, "NCCL version "))
 			ncclscan_msg_version(s, r, m + 13, n - 13);
+		else
+			ncclscan_msg_other(s, st, r, m, n);
 		break;
 	case 'U':
 		if (HAS(m, n, "Using network "))
-			ncclscan_msg_using_network(r, m, n);
+			ncclscan_msg_network(st, r, m, n, m + 14, n - 14);
+		else if (HAS(m, n, "Using internal Network "))
+			ncclscan_msg_network(st, r, m, n, m + 23, n - 23);
 		break;
 	case 'B':
 		if (HAS(m, n, "Bootstrap"))
 			ncclscan_msg_bootstrap(r, m, n);
 		break;
 	case 'n':
-		if (HAS(m, n, "ncclCommInitRank"))
-			ncclscan_msg_comm(r, m, n);
+		if (HAS(m, n, "nccl"))
+			ncclscan_msg_comm(st, r, m, n);
 		break;
 	case 'c':
 		if (HAS(m, n, "comm 0x"))
-			ncclscan_msg_comm(r, m, n);
+			ncclscan_msg_comm(st, r, m, n);
+		else if (HAS(m, n, "cudaDriverVersion"))
+			r->modern = true;
 		break;
 	case 'P':
 		if (HAS(m, n, "P2P plugin "))
-			ncclscan_msg_p2p_plugin(r, m, n);
+			ncclscan_msg_p2p_plugin(st, r, m, n);
+		break;
+	case 'A': case 'F': case 'G': case 'I': case 't': case '[':
+	case '0': case '1': case '2': case '3': case '4': case '5': case '6': case '7': case '8': case '9':
+		ncclscan_msg_other(s, st, r, m, n);
 		break;
 	default:
 		break;
@@ -111,9 +122,14 @@ static void scan_line(struct ll_ncclscan *s, struct ll_ncclscan_stream *st, cons
 		n--;
 	m = find_marker(l, n, 0, &kind);
 	if (!m) {
+		size_t skip;
 		if (st->cont != CONT_NONE && n > 0) {
-			size_t skip = ncclscan_continuation_prefix(l, n);
+			skip = ncclscan_continuation_prefix(l, n);
 			ncclscan_msg_continuation(st, l + skip, n - skip);
+		} else if (!st->marked && n > 0 && ncclscan_stripped_message(l, n, &skip)) {
+			/* A log whose NCCL prefixes and markers were removed: read it as long as
+			 * no marked record says the file is a normal one. */
+			msg_info(s, st, ncclscan_record_rank(s, st, l, 0, false), l + skip, n - skip);
 		}
 		return;
 	}
@@ -134,10 +150,12 @@ static void scan_line(struct ll_ncclscan *s, struct ll_ncclscan_stream *st, cons
 			/* Every process that printed counts, even with only lines that say
 			 * nothing about the network; the prefix cache keeps that cheap. */
 			struct ll_nccl_rank *r = ncclscan_record_rank(s, st, rec, (size_t)(m - rec), false);
+			st->marked = true;
 			msg_info(s, st, r, msg, nmsg);
-		}
-		else if (kind == MARK_WARN)
+		} else if (kind == MARK_WARN) {
+			st->marked = true;
 			ncclscan_msg_warn(s, st, rec, (size_t)(m - rec), msg, nmsg);
+		}
 		else
 			ncclscan_msg_version(s, ncclscan_prefixed_rank(s, st, rec, (size_t)(m - rec), false),
 					     msg, nmsg);
@@ -195,6 +213,7 @@ struct ll_ncclscan_stream *ll_ncclscan_stream_new(struct ll_ncclscan *s, const c
 	struct ll_ncclscan_stream *st = ll_calloc(1, sizeof(*st));
 
 	st->file = ll_strdup(file ? file : "-");
+	st->last_tid = st->tid = -1;
 	st->next = s->streams;
 	s->streams = st;
 	s->files++;
