@@ -11,6 +11,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "llmlaunch/nccl-scan.h"
 
@@ -65,6 +68,8 @@ struct rank_state {
 	size_t n_tids, tid_next;
 	struct ll_nccl_proof proofs[PF_COUNT];
 	int version_code;               /* 20402 for 2.4.2, 0 unknown */
+	char *devices_text;             /* the last NET/IB device list as printed: not parsed again */
+	size_t n_devices_text;
 };
 
 static inline struct rank_state *rank_state_of(struct ll_nccl_rank *r)
@@ -126,9 +131,63 @@ static inline bool has_prefix(const char *s, size_t n, const char *lit, size_t n
 }
 #define HAS(s, n, lit) has_prefix((s), (n), lit, sizeof(lit) - 1)
 
+/* memmem for the short needles and lines here: glibc's memmem sets up a general search
+ * on every call, which costs more than the search itself on a 100-byte line. */
 static inline const char *find(const char *s, size_t n, const char *lit, size_t nlit)
 {
-	return memmem(s, n, lit, nlit);
+	size_t k = 0;
+	const char *p, *last;
+
+	if (nlit == 0 || n < nlit)
+		return NULL;
+	/* Look for the needle's first non-blank byte: blanks are everywhere in a line. */
+	while (k + 1 < nlit && lit[k] == ' ')
+		k++;
+	p = s + k;
+	last = s + (n - nlit) + k; /* the anchor's last possible place */
+	while (p <= last) {
+		const char *q = memchr(p, lit[k], (size_t)(last - p) + 1);
+		if (!q)
+			return NULL;
+		if (memcmp(q - k, lit, nlit) == 0)
+			return q - k;
+		p = q + 1;
+	}
+	return NULL;
+}
+
+/* a[0..n) == b[0..n) for the short prefixes of the prefix cache, without a libc call. */
+static inline bool same_bytes(const char *a, const char *b, size_t n)
+{
+	size_t i = 0;
+	uint64_t x, y;
+
+#if defined(__SSE2__)
+	if (n >= 16 && n <= 32) {
+		/* Two 16-byte compares, the second ending at n (they may overlap). */
+		__m128i a0 = _mm_loadu_si128((const __m128i *)(const void *)a);
+		__m128i b0 = _mm_loadu_si128((const __m128i *)(const void *)b);
+		__m128i a1 = _mm_loadu_si128((const __m128i *)(const void *)(a + n - 16));
+		__m128i b1 = _mm_loadu_si128((const __m128i *)(const void *)(b + n - 16));
+		return _mm_movemask_epi8(_mm_and_si128(_mm_cmpeq_epi8(a0, b0), _mm_cmpeq_epi8(a1, b1))) == 0xffff;
+	}
+#endif
+	if (n < 8) {
+		for (; i < n; i++)
+			if (a[i] != b[i])
+				return false;
+		return true;
+	}
+	for (; i + 8 <= n; i += 8) {
+		memcpy(&x, a + i, 8);
+		memcpy(&y, b + i, 8);
+		if (x != y)
+			return false;
+	}
+	/* The last, partial word: compare the 8 bytes that end at n (they overlap). */
+	memcpy(&x, a + n - 8, 8);
+	memcpy(&y, b + n - 8, 8);
+	return x == y;
 }
 #define FIND(s, n, lit) find((s), (n), lit, sizeof(lit) - 1)
 
@@ -156,6 +215,20 @@ static inline const char *find_via(const char *m, size_t n)
  * record, whose prefix ends in `file.cc:NN`. */
 struct ll_nccl_rank *ncclscan_record_rank(struct ll_ncclscan *s, struct ll_ncclscan_stream *st,
 					  const char *pre, size_t npre, bool warn);
+/* The record's process when its prefix is byte for byte the stream's last one, else NULL
+ * (then ncclscan_record_rank decides). Counts the line. */
+static inline struct ll_nccl_rank *ncclscan_cached_rank(struct ll_ncclscan *s, struct ll_ncclscan_stream *st,
+							const char *pre, size_t npre)
+{
+	struct ll_nccl_rank *r = st->last;
+
+	if (!r || npre != st->n_last_pre || npre == 0 || !same_bytes(pre, st->last_pre, npre))
+		return NULL;
+	r->n_lines++;
+	r->last_seen = s->now;
+	st->tid = st->last_tid;
+	return r;
+}
 /* The same for a record that only counts when it names its process: NULL (and
  * nothing counted) when `pre` does not end in an NCCL prefix. */
 struct ll_nccl_rank *ncclscan_prefixed_rank(struct ll_ncclscan *s, struct ll_ncclscan_stream *st,

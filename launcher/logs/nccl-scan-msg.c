@@ -189,25 +189,50 @@ static long num_after(const char *m, size_t n, const char *key, size_t nkey)
 void ncclscan_msg_comm(struct ll_ncclscan_stream *st, struct ll_nccl_rank *r, const char *m, size_t n)
 {
 	struct rank_state *rs = rank_state_of(r);
-	const char *p = FIND(m, n, "comm 0x"), *idp;
-	size_t nptr = 0, nid = 0, ip = 0;
-	long rank = num_after(m, n, " rank ", 6), nranks, nnodes;
-	bool complete = FIND(m, n, "Init COMPLETE") != NULL;
+	const char *ptr = NULL, *idp = NULL;
+	size_t nptr = 0, nid = 0, i = 0;
+	long rank = -1, nranks = -1, nnodes = -1;
+	bool complete = false, start = false;
 	struct tid_comm *t;
 	int c = -1, cur;
 
-	if (!p || rank < 0)
+	/* "comm 0x.. rank R nranks|nRanks N[ nNodes K]" in that order in every version, the
+	 * commId (2.16+) just before the end "- Init START|COMPLETE". */
+	{
+		const char *p = FIND(m, n, "comm 0x"), *e = m + n;
+		size_t k;
+
+		if (!p)
+			return;
+		i = (size_t)(p - m) + 5;
+		if (!(nptr = hex_word(m, n, i)))
+			return;
+		ptr = m + i;
+		i += nptr;
+		if (!HAS(m + i, n - i, " rank "))
+			return;
+		i += 6;
+		rank = parse_num(m, n, &i);
+		if (HAS(m + i, n - i, " nranks ") || HAS(m + i, n - i, " nRanks ")) {
+			i += 8;
+			nranks = parse_num(m, n, &i);
+			if (HAS(m + i, n - i, " nNodes ")) {
+				i += 8;
+				nnodes = parse_num(m, n, &i);
+			}
+		}
+		complete = n >= 13 && memcmp(e - 13, "Init COMPLETE", 13) == 0;
+		start = n >= 10 && memcmp(e - 10, "Init START", 10) == 0;
+		for (k = n >= 64 + i ? n - 64 : i; k + 9 < n; k++)
+			if (m[k] == 'c' && memcmp(m + k, "commId 0x", 9) == 0) {
+				if ((nid = hex_word(m, n, k + 7)))
+					idp = m + k + 7;
+				break;
+			}
+	}
+	if (!ptr || rank < 0)
 		return;
-	ip = (size_t)(p - m) + 5;
-	nptr = hex_word(m, n, ip);
-	nranks = num_after(m, n, " nranks ", 8);
-	if (nranks < 0)
-		nranks = num_after(m, n, " nRanks ", 8);
-	nnodes = num_after(m, n, " nNodes ", 8);
-	idp = FIND(m, n, " commId 0x");
-	if (idp)
-		nid = hex_word(m, n, (size_t)(idp - m) + 8);
-	if (FIND(m, n, "Init START") || nnodes >= 0)
+	if (start || nnodes >= 0)
 		r->modern = true;
 	if (r->nranks < 0 && nranks >= 0) {
 		r->rank = (int)rank;
@@ -216,9 +241,9 @@ void ncclscan_msg_comm(struct ll_ncclscan_stream *st, struct ll_nccl_rank *r, co
 	if (complete)
 		r->init_complete = true;
 
-	for (size_t i = 0; i < r->n_comms && c < 0; i++)
-		if (nptr && str_is(r->comms[i].ptr, m + ip, nptr))
-			c = (int)i;
+	for (size_t k = 0; k < r->n_comms && c < 0; k++)
+		if (str_is(r->comms[k].ptr, ptr, nptr))
+			c = (int)k;
 	t = tid_slot(rs, st->tid);
 	cur = t ? t->comm : -1;
 	if (c < 0) {
@@ -233,10 +258,9 @@ void ncclscan_msg_comm(struct ll_ncclscan_stream *st, struct ll_nccl_rank *r, co
 	}
 	{
 		struct ll_nccl_comm *cm = &r->comms[c];
-		if (nptr)
-			set_once(&cm->ptr, m + ip, nptr);
+		set_once(&cm->ptr, ptr, nptr);
 		if (nid)
-			set_once(&cm->id, idp + 8, nid);
+			set_once(&cm->id, idp, nid);
 		if (cm->rank < 0)
 			cm->rank = (int)rank;
 		if (cm->nranks < 0 && nranks >= 0)
@@ -503,10 +527,18 @@ void ncclscan_msg_net(struct ll_ncclscan_stream *st, struct ll_nccl_rank *r, con
 	nrest = n - i;
 	if (name_len >= 2 && memcmp(m + name_start, "IB", 2) == 0) {
 		if (HAS(rest, nrest, "Using [") || HAS(rest, nrest, "Using\t[")) {
-			/* G18: the IB transport initialised these ports. */
-			clear_devices(r);
+			/* G18: the IB transport initialised these ports. The same list again (a
+			 * process that initialises more than once) is not parsed again. */
+			struct rank_state *rs = rank_state_of(r);
 			r->ib_tried = r->ib_listed = true;
 			proof(st, r, PF_RDMA_LISTED, m, n);
+			if (r->n_devices > 0 && nrest == rs->n_devices_text && memcmp(rest, rs->devices_text, nrest) == 0 &&
+			    FIND(rest, nrest, "OOB"))
+				return;
+			free(rs->devices_text);
+			rs->devices_text = ll_strndup(rest, nrest);
+			rs->n_devices_text = nrest;
+			clear_devices(r);
 			if (!parse_devices(r, rest + 6, nrest - 6)) {
 				st->cont = CONT_IB_DEVICES;
 				st->cont_rank = r;
@@ -878,5 +910,7 @@ void ncclscan_rank_clear_state(struct ll_nccl_rank *r)
 	r->n_comms = 0;
 	for (int k = 0; k < PF_COUNT; k++)
 		free(rs->proofs[k].text);
+	free(rs->devices_text);
+	rs->devices_text = NULL;
 	memset(rs->proofs, 0, sizeof(rs->proofs));
 }

@@ -224,13 +224,8 @@ struct ll_nccl_rank *ncclscan_record_rank(struct ll_ncclscan *s, struct ll_nccls
 	struct ll_nccl_rank *r;
 
 	/* Consecutive lines of one thread share their prefix byte for byte. */
-	if (st->last && npre == st->n_last_pre && npre > 0 && memcmp(pre, st->last_pre, npre) == 0) {
-		r = st->last;
-		r->n_lines++;
-		r->last_seen = s->now;
-		st->tid = st->last_tid;
+	if ((r = ncclscan_cached_rank(s, st, pre, npre)))
 		return r;
-	}
 	st->tid = -1;
 	if (!parse_prefix(pre, npre, warn, &px)) {
 		if (st->last)
