@@ -529,6 +529,34 @@ static void append(const char *path, const char *text)
 	fclose(f);
 }
 
+/* A watcher on a fresh directory with one NCCL_DEBUG_FILE name in it. */
+struct watch_case {
+	char dir[32];
+	char *file;
+	struct ll_ncclwatch *w;
+	FILE *out;
+};
+
+static void watch_start(struct watch_case *c, const char *name, enum ll_net_expect expect, enum ll_fallback_policy p)
+{
+	strcpy(c->dir, "/tmp/ll-ncclwatch-XXXXXX");
+	assert_non_null(mkdtemp(c->dir));
+	c->file = ll_asprintf("%s/%s", c->dir, name);
+	c->w = NULL;
+	assert_int_equal(ll_ncclwatch_new(c->dir, expect, p, &c->w, NULL), 0);
+	c->out = fopen("/dev/null", "w");
+	assert_non_null(c->out);
+}
+
+static void watch_end(struct watch_case *c)
+{
+	ll_ncclwatch_free(c->w);
+	fclose(c->out);
+	unlink(c->file);
+	free(c->file);
+	rmdir(c->dir);
+}
+
 static void test_watch_poll(void **state)
 {
 	char tmpl[] = "/tmp/ll-ncclwatch-XXXXXX";
@@ -580,26 +608,17 @@ static void test_watch_poll(void **state)
 
 static void test_watch_stop(void **state)
 {
-	char tmpl[] = "/tmp/ll-ncclwatch-XXXXXX";
-	char *dir = mkdtemp(tmpl);
-	_cleanup_free_ char *f1 = NULL;
-	struct ll_ncclwatch *w = NULL;
-	FILE *o = fopen("/dev/null", "w");
+	struct watch_case c;
+	_cleanup_free_ char *want = NULL;
 
 	(void)state;
-	f1 = ll_asprintf("%s/nccl.n2.7", dir);
-	assert_int_equal(ll_ncclwatch_new(dir, LL_NET_EXPECT_ANY, LL_FALLBACK_STOP, &w, NULL), 0);
-	append(f1, "n2:7:7 [0] NCCL INFO NET/IB : No device found.\n");
-	assert_int_equal(ll_ncclwatch_poll(w, o), 1);
-	{
-		_cleanup_free_ char *want = ll_asprintf("NCCL on n2 is not using RDMA: NET/IB found no usable device "
-							"(shown by %s:1: NET/IB : No device found.)", f1);
-		assert_string_equal(ll_ncclwatch_stop_reason(w), want);
-	}
-	ll_ncclwatch_free(w);
-	fclose(o);
-	unlink(f1);
-	rmdir(dir);
+	watch_start(&c, "nccl.n2.7", LL_NET_EXPECT_ANY, LL_FALLBACK_STOP);
+	append(c.file, "n2:7:7 [0] NCCL INFO NET/IB : No device found.\n");
+	assert_int_equal(ll_ncclwatch_poll(c.w, c.out), 1);
+	want = ll_asprintf("NCCL on n2 is not using RDMA: NET/IB found no usable device (shown by %s:1: NET/IB : No "
+			   "device found.)", c.file);
+	assert_string_equal(ll_ncclwatch_stop_reason(c.w), want);
+	watch_end(&c);
 }
 
 /* A healthy NCCL 2.4 job prints NET/Socket : Using first, at init, then uses IB: the
@@ -607,10 +626,8 @@ static void test_watch_stop(void **state)
 static void test_watch_init_socket_line_never_stops(void **state)
 {
 	const char *fx = getenv("LL_FIXTURES");
-	char tmpl[] = "/tmp/ll-ncclwatch-XXXXXX";
-	char *dir = mkdtemp(tmpl);
-	_cleanup_free_ char *src = NULL, *f1 = NULL;
-	struct ll_ncclwatch *w = NULL;
+	_cleanup_free_ char *src = NULL;
+	struct watch_case c;
 	char *out = NULL, line[4096];
 	size_t n_out = 0;
 	FILE *o = open_memstream(&out, &n_out), *in;
@@ -620,60 +637,50 @@ static void test_watch_init_socket_line_never_stops(void **state)
 	(void)state;
 	assert_non_null(fx);
 	src = ll_asprintf("%s/nccl/grammar/c21-nccl2.4.2-healthy-ib-init-socket-line.log", fx);
-	f1 = ll_asprintf("%s/nccl.gpu21.2100", dir);
 	in = fopen(src, "r");
 	assert_non_null(in);
-	assert_int_equal(ll_ncclwatch_new(dir, LL_NET_EXPECT_IB, LL_FALLBACK_STOP, &w, NULL), 0);
+	watch_start(&c, "nccl.gpu21.2100", LL_NET_EXPECT_IB, LL_FALLBACK_STOP);
 	while (fgets(line, sizeof(line), in)) {
-		append(f1, line);
-		assert_int_equal(ll_ncclwatch_poll(w, o), 0);
-		assert_null(ll_ncclwatch_stop_reason(w));
+		append(c.file, line);
+		assert_int_equal(ll_ncclwatch_poll(c.w, o), 0);
+		assert_null(ll_ncclwatch_stop_reason(c.w));
 		lines++;
 	}
 	fclose(in);
 	assert_true(lines >= 5);
-	ll_ncclwatch_finish(w, o);
+	ll_ncclwatch_finish(c.w, o);
 	fflush(o);
-	v = ll_ncclwatch_verdict(w);
+	v = ll_ncclwatch_verdict(c.w);
 	assert_int_equal(v->transport, T_IB);
 	assert_false(v->fallback);
 	assert_non_null(strstr(out, "NCCL on gpu21: InfiniBand over mlx5_0,mlx5_1, GPUDirect RDMA on"));
-	ll_ncclwatch_free(w);
 	fclose(o);
 	free(out);
-	unlink(f1);
-	rmdir(dir);
+	watch_end(&c);
 }
 
 /* A proven fallback stops at once and names the host and the lines. */
 static void test_watch_stop_names_lines(void **state)
 {
-	char tmpl[] = "/tmp/ll-ncclwatch-XXXXXX";
-	char *dir = mkdtemp(tmpl);
-	_cleanup_free_ char *f1 = NULL, *want = NULL;
-	struct ll_ncclwatch *w = NULL;
-	FILE *o = fopen("/dev/null", "w");
+	struct watch_case c;
+	_cleanup_free_ char *want = NULL;
 
 	(void)state;
-	f1 = ll_asprintf("%s/nccl.node7.4410", dir);
-	assert_int_equal(ll_ncclwatch_new(dir, LL_NET_EXPECT_ANY, LL_FALLBACK_STOP, &w, NULL), 0);
-	append(f1, "node7:4410:4410 [0] NCCL INFO Bootstrap : Using ib0:10.1.0.7<0>\n"
-		   "node7:4410:4470 [0] NCCL INFO NET/Socket : Using [0]ib0:10.1.0.7<0> [1]ib1:10.1.1.7<0>\n");
+	watch_start(&c, "nccl.node7.4410", LL_NET_EXPECT_ANY, LL_FALLBACK_STOP);
+	append(c.file, "node7:4410:4410 [0] NCCL INFO Bootstrap : Using ib0:10.1.0.7<0>\n"
+		       "node7:4410:4470 [0] NCCL INFO NET/Socket : Using [0]ib0:10.1.0.7<0> [1]ib1:10.1.1.7<0>\n");
 	/* Sockets, but nothing says RDMA was wanted yet. */
-	assert_int_equal(ll_ncclwatch_poll(w, o), 0);
-	append(f1, "node7:4410:4470 [0] NCCL INFO Failed to open libibverbs.so[.1]\n");
-	assert_int_equal(ll_ncclwatch_poll(w, o), 1);
+	assert_int_equal(ll_ncclwatch_poll(c.w, c.out), 0);
+	append(c.file, "node7:4410:4470 [0] NCCL INFO Failed to open libibverbs.so[.1]\n");
+	assert_int_equal(ll_ncclwatch_poll(c.w, c.out), 1);
 	want = ll_asprintf("NCCL on node7 is not using RDMA: libibverbs is missing (shown by %s:3: Failed to open "
 			   "libibverbs.so[.1]); sockets: %s:2: NET/Socket : Using [0]ib0:10.1.0.7<0> [1]ib1:10.1.1.7<0>",
-			   f1, f1);
-	assert_string_equal(ll_ncclwatch_stop_reason(w), want);
+			   c.file, c.file);
+	assert_string_equal(ll_ncclwatch_stop_reason(c.w), want);
 	/* Polled again, it stays stopped with the same reason. */
-	assert_int_equal(ll_ncclwatch_poll(w, o), 1);
-	assert_string_equal(ll_ncclwatch_stop_reason(w), want);
-	ll_ncclwatch_free(w);
-	fclose(o);
-	unlink(f1);
-	rmdir(dir);
+	assert_int_equal(ll_ncclwatch_poll(c.w, c.out), 1);
+	assert_string_equal(ll_ncclwatch_stop_reason(c.w), want);
+	watch_end(&c);
 }
 
 /* Communicators: one process with a TP communicator inside the node (P2P, NVLS) and a DP
