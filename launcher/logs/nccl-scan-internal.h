@@ -66,6 +66,7 @@ struct rank_state {
 	struct ll_nccl_rank pub;
 	struct tid_comm tids[RANK_TIDS];
 	size_t n_tids, tid_next;
+	size_t last_tid_slot;           /* where the last comm_cur() lookup found its thread */
 	struct ll_nccl_proof proofs[PF_COUNT];
 	int version_code;               /* 20402 for 2.4.2, 0 unknown */
 	char *devices_text;             /* the last NET/IB device list as printed: not parsed again */

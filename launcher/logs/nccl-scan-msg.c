@@ -112,11 +112,14 @@ static void comm_release(struct ll_nccl_comm *c)
 static struct ll_nccl_comm *comm_cur(struct ll_ncclscan_stream *st, struct ll_nccl_rank *r)
 {
 	struct rank_state *rs = rank_state_of(r);
-	struct tid_comm *t = tid_slot(rs, st->tid);
+	struct tid_comm *t = rs->n_tids && rs->tids[rs->last_tid_slot].tid == st->tid ? &rs->tids[rs->last_tid_slot]
+										      : tid_slot(rs, st->tid);
 	int c;
 
-	if (t && t->comm >= 0)
+	if (t && t->comm >= 0) {
+		rs->last_tid_slot = (size_t)(t - rs->tids);
 		return &r->comms[t->comm];
+	}
 	c = comm_new(r);
 	tid_bind(rs, st->tid, c);
 	return &r->comms[c];
@@ -223,12 +226,15 @@ void ncclscan_msg_comm(struct ll_ncclscan_stream *st, struct ll_nccl_rank *r, co
 		}
 		complete = n >= 13 && memcmp(e - 13, "Init COMPLETE", 13) == 0;
 		start = n >= 10 && memcmp(e - 10, "Init START", 10) == 0;
-		for (k = n >= 64 + i ? n - 64 : i; k + 9 < n; k++)
-			if (m[k] == 'c' && memcmp(m + k, "commId 0x", 9) == 0) {
-				if ((nid = hex_word(m, n, k + 7)))
-					idp = m + k + 7;
-				break;
-			}
+		/* "... commId 0x<hex> - Init X": the word before " - Init". */
+		k = n - (complete ? 13 : start ? 10 : 0);
+		if ((complete || start) && k > i + 3 && memcmp(m + k - 3, " - ", 3) == 0) {
+			size_t h = k - 3;
+			while (h > i && m[h - 1] != ' ')
+				h--;
+			if (h >= i + 7 && memcmp(m + h - 7, "commId ", 7) == 0 && (nid = hex_word(m, n, h)))
+				idp = m + h;
+		}
 	}
 	if (!ptr || rank < 0)
 		return;
@@ -532,8 +538,7 @@ void ncclscan_msg_net(struct ll_ncclscan_stream *st, struct ll_nccl_rank *r, con
 			struct rank_state *rs = rank_state_of(r);
 			r->ib_tried = r->ib_listed = true;
 			proof(st, r, PF_RDMA_LISTED, m, n);
-			if (r->n_devices > 0 && nrest == rs->n_devices_text && memcmp(rest, rs->devices_text, nrest) == 0 &&
-			    FIND(rest, nrest, "OOB"))
+			if (r->n_devices > 0 && nrest == rs->n_devices_text && memcmp(rest, rs->devices_text, nrest) == 0)
 				return;
 			free(rs->devices_text);
 			rs->devices_text = ll_strndup(rest, nrest);
@@ -578,8 +583,10 @@ void ncclscan_msg_net(struct ll_ncclscan_stream *st, struct ll_nccl_rank *r, con
 			r->socket_line = true; /* G2, NCCL 2.3 */
 		}
 	} else if (name_len == 6 && memcmp(m + name_start, "Plugin", 6) == 0) {
-		const char *p = FIND(rest, nrest, "Loaded net plugin ");
-		if (p) {
+		const char *p = HAS(rest, nrest, "No plugin found") ? NULL : FIND(rest, nrest, "Loaded net plugin ");
+		if (HAS(rest, nrest, "No plugin found")) {
+			r->modern |= FIND(rest, nrest, "using internal implementation") != NULL;
+		} else if (p) {
 			size_t off = (size_t)(p - rest) + 18, e = off;
 			const char *v = FIND(rest + off, nrest - off, " (v");
 			e = v ? (size_t)(v - rest) : nrest;

@@ -26,6 +26,10 @@
 /* A log whose NCCL prefixes and markers were removed is a posted excerpt: its stripped
  * messages are looked for in a file's first lines only, until a marker shows up. */
 #define SCAN_STRIPPED_LINES 1000
+/* How far ahead of the mask pass to prefetch (bytes). */
+#ifndef SCAN_PREFETCH
+#define SCAN_PREFETCH 1024
+#endif
 
 /* ---- lines -------------------------------------------------------------------- */
 
@@ -400,7 +404,7 @@ static inline __attribute__((always_inline)) const char *scan_lines_body(struct 
 		} else {
 			/* Page-cache pages are scattered: prefetch across the 4 KiB boundaries the
 			 * hardware prefetcher stops at. */
-			_mm_prefetch(c + 1024, _MM_HINT_T0);
+			_mm_prefetch(c + SCAN_PREFETCH, _MM_HINT_T0);
 		}
 		block_masks(blk, &nl, &nn);
 		if (len < 64) {
