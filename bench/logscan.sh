@@ -2,7 +2,7 @@
 # Benchmark of `llmlaunch logs` against `grep -c 'NCCL WARN'` on the same generated
 # NCCL_DEBUG=INFO log (realistic line mix: prefixes, init lines, channels, proxy
 # chatter, topology dumps, a few WARNs), in the same run, warm page cache for both.
-# Prints throughputs, the ratio (target: llmlaunch >= 0.5x grep) and the peak RSS of
+# Prints throughputs, the ratio (target: llmlaunch >= 1.0x grep) and the peak RSS of
 # llmlaunch at two sizes to show memory does not grow with the file.
 #   bench/logscan.sh [SIZE_MB ...]     default: 256 1024
 #   LLMLAUNCH=path  use this binary (default: a Release build in build-bench/)

@@ -40,16 +40,18 @@ enum ll_nccl_warn_class {
 	LL_NCCL_WARN_IB_VERBS_CALL,     /* Call to ibv_create_qp / ibv_modify_qp / ibv_create_cq ... failed */
 	LL_NCCL_WARN_SOCKET,            /* socketProgress, connection closed/reset/refused */
 	LL_NCCL_WARN_NO_INTERFACE,      /* no (socket) interface found */
-	LL_NCCL_WARN_PLUGIN_MISSING,    /* libibverbs missing, no NET plugin could be initialised */
+	LL_NCCL_WARN_PLUGIN_MISSING,    /* libibverbs missing, a net plugin that could not be opened */
+	LL_NCCL_WARN_NO_NETWORK,        /* Error: network X not found, Failed to initialize any NET plugin */
 	LL_NCCL_WARN_OTHER,
 	LL_NCCL_WARN_CLASS_COUNT,
 };
-/* "ib-completion", "ib-verbs-call", "socket", "no-interface", "plugin-missing", "other" */
+/* "ib-completion", "ib-verbs-call", "socket", "no-interface", "plugin-missing", "no-network", "other" */
 const char *ll_nccl_warn_class_name(enum ll_nccl_warn_class c);
 /* Classify the text after "NCCL WARN ". */
 enum ll_nccl_warn_class ll_nccl_warn_classify(const char *text, size_t len);
-/* Classes that make `llmlaunch logs` fail on their own: a broken fabric or peer.
- * plugin-missing is judged through the fallback rule, other is informational. */
+/* Classes that make `llmlaunch logs` fail on their own: a broken fabric or peer, or no
+ * network at all. plugin-missing is judged through the fallback rule, other is
+ * informational. */
 bool ll_nccl_warn_class_is_error(enum ll_nccl_warn_class c);
 
 /* What the caller expected NCCL to use (from the probe, or --expect-net). */
@@ -84,6 +86,45 @@ struct ll_nccl_device {
 	bool sharp;
 };
 
+/* The line that proved something: where it was read and its text (the message after
+ * the marker, at most LL_NCCL_PROOF_TEXT bytes). `file` is owned by the scanner. */
+#define LL_NCCL_PROOF_TEXT 200
+struct ll_nccl_proof {
+	const char *file;
+	unsigned long line;      /* 0: nothing proved it */
+	char *text;
+};
+
+/* What carried a communicator's connections (bits of ll_nccl_comm.paths). */
+enum ll_nccl_path {
+	LL_NCCL_PATH_NET = 0,    /* the network (its name in `transport`) */
+	LL_NCCL_PATH_P2P,        /* P2P/IPC, P2P/direct pointer, P2P/CUMEM, P2P/indirect */
+	LL_NCCL_PATH_SHM,        /* SHM/direct, direct shared memory */
+	LL_NCCL_PATH_NVLS,       /* NVLink SHARP */
+	LL_NCCL_PATH_COLLNET,    /* CollNet (SHARP in the switch) */
+	LL_NCCL_PATH_COUNT,
+};
+/* "network", "P2P", "SHM", "NVLS", "CollNet" */
+const char *ll_nccl_path_name(enum ll_nccl_path p);
+
+/* One communicator as one process saw it: the lines printed by the thread that set it
+ * up, between its first line and Init COMPLETE. */
+struct ll_nccl_comm {
+	char *id;                /* commId "0xd8289d3e6e217d26" (NCCL 2.18+), NULL when not printed */
+	char *ptr;               /* the comm pointer "0x55d900e4a6c0", NULL when not printed */
+	int rank, nranks, nnodes; /* -1 unknown */
+	char *network;           /* Using network X / Assigned NET plugin X on its thread */
+	char *channel_net;       /* net name of its first non-socket `via NET/X/...` channel */
+	unsigned long net_channels, gdr_channels, socket_channels;
+	unsigned long p2p_channels, shm_channels, collnet_channels, nvls_channels;
+	bool init_complete;
+	/* Verdict, filled by ll_ncclscan_result(). */
+	unsigned paths;          /* 1 << enum ll_nccl_path, from channel lines */
+	enum ll_nccl_transport transport; /* of its network */
+	const char *plugin;
+	int gdr;                 /* 1 on, 0 off, -1 unknown */
+};
+
 /* One NCCL process (host:pid), what its lines showed, and what that means. */
 struct ll_nccl_rank {
 	char *host;              /* NULL when the lines had no NCCL prefix */
@@ -95,24 +136,42 @@ struct ll_nccl_rank {
 	char *version;           /* "2.19.3+cuda12.3" when the process printed it */
 
 	/* Evidence, as read. */
-	char *network;           /* "Using network X" */
+	char *network;           /* first "Using network X" / "Assigned NET plugin X to comm" */
 	char *channel_net;       /* net name of the first non-socket `via NET/X/...` channel */
 	char *plugin_loaded;     /* "P2P plugin IBext_v8", "Loaded net plugin X" */
+	char *net_named;         /* a line naming the network in use: "NET/X : GPU Direct RDMA ...",
+				  * "CUDA Dev 0[0], X NIC distance" */
 	char *bootstrap;         /* first bootstrap interface, "eth0:10.0.0.1<0>" */
 	struct ll_nccl_device *devices;
 	size_t n_devices;
 	bool relaxed_ordering;   /* [RO] */
 	char **socket_ifs;       /* "eth0" from `NET/Socket : Using [0]eth0:...` */
 	size_t n_socket_ifs;
-	bool socket_line;        /* any `NET/Socket : Using` line (interfaces or threads) */
+	bool socket_line;        /* a `NET/Socket : Using [...]` (or 2.3 `N interfaces found`) line */
+	bool socket_line_late;   /* ... printed after NCCL had tried IB: only NCCL >= 2.4.8 does that */
+	bool socket_threads;     /* NET/Socket: Using N threads and M sockets per thread */
+	bool socket_trace;       /* an error trace through transport/net_socket.cc */
+	bool modern;             /* printed a line only NCCL >= 2.4.8 prints (Bootstrap, Using network,
+				  * cudaDriverVersion, Init START, Channel ... via) */
+	bool ib_tried;           /* NCCL had tried IB (device list, no device, libibverbs, IB disabled) */
 	bool ib_no_device;       /* NET/IB : No device found */
+	bool ib_listed;          /* IB initialised with ports: device list, Initialized NET plugin IB,
+				  * an IB async event */
+	bool ib_used;            /* IB verbs ran a connection: completion error, failed verbs call */
+	bool verbs_missing;      /* libibverbs could not be opened */
+	bool plugin_failed;      /* a net plugin exists but could not be loaded */
 	bool ib_disabled;        /* NCCL_IB_DISABLE set by environment to 1 */
+	bool ibext_disabled;     /* NCCL_IBEXT_DISABLE set by environment to 1 */
+	bool no_network;         /* Error: network X not found / Failed to initialize any NET plugin */
 	bool gdr_disabled_line;  /* "GPU Direct RDMA Disabled" */
-	bool gdr_enabled_line;   /* "GPU Direct RDMA Enabled" / "(DMABUF) enabled" */
+	bool gdr_enabled_line;   /* "GPU Direct RDMA Enabled for GPU ..." (a decision, NCCL < 2.18) */
+	int gdr_ring;            /* "Connected all rings, use ring PXN p GDR g": g, -1 not printed */
 	bool init_complete;      /* ncclCommInitRank ... Init COMPLETE */
 	unsigned long net_channels;    /* `via NET/...` that are not sockets */
 	unsigned long gdr_channels;    /* ... of which /GDRDMA */
 	unsigned long socket_channels; /* `via NET/Socket` */
+	struct ll_nccl_comm *comms;    /* in order of first appearance */
+	size_t n_comms;
 	unsigned warn_mask;      /* 1 << enum ll_nccl_warn_class */
 	unsigned long n_warnings;
 	unsigned long n_lines;   /* lines attributed to it */
@@ -124,6 +183,8 @@ struct ll_nccl_rank {
 	int gdr;                 /* 1 on, 0 off, -1 unknown */
 	bool fallback;
 	const char *fallback_reason; /* static text, NULL without fallback */
+	const struct ll_nccl_proof *fallback_cause; /* the line showing why, NULL when none did */
+	const struct ll_nccl_proof *fallback_via;   /* the line proving sockets, NULL when none did */
 };
 
 struct ll_nccl_host {
@@ -136,7 +197,22 @@ struct ll_nccl_host {
 	bool fallback;
 	const char *fallback_reason;
 	bool initialized;        /* some rank printed "Init COMPLETE" */
+	bool unknown;            /* neither a transport nor a fallback is proven */
+	const struct ll_nccl_proof *fallback_cause, *fallback_via; /* of its first falling-back rank */
 	unsigned warn_mask;
+};
+
+/* A communicator across the job: the processes' ll_nccl_comm with one commId. */
+struct ll_nccl_job_comm {
+	const char *id;          /* commId, NULL when NCCL printed none (before 2.18, splits in 2.27+) */
+	const char *ptr;         /* without an id: the comm pointer of the one process that printed it */
+	int nranks;              /* -1 unknown */
+	size_t n_members;        /* processes that printed lines of it */
+	size_t n_hosts;
+	unsigned paths;          /* union over the members */
+	enum ll_nccl_transport transport; /* weakest known network of the members */
+	const char *plugin;
+	int gdr;
 };
 
 struct ll_nccl_verdict {
@@ -149,6 +225,9 @@ struct ll_nccl_verdict {
 	enum ll_net_expect expect;
 	struct ll_nccl_host *hosts;  /* in order of first appearance */
 	size_t n_hosts;
+	size_t hosts_unknown;    /* hosts with neither a transport nor a fallback proven */
+	struct ll_nccl_job_comm *comms; /* named ones in order of first appearance, then the unnamed */
+	size_t n_comms;
 	const struct ll_nccl_warning *warnings; /* the first LL_NCCL_MAX_WARNINGS */
 	size_t n_warnings;
 	unsigned long warnings_total;
@@ -208,5 +287,11 @@ void ll_nccl_host_devices(const struct ll_nccl_host *h, struct ll_buf *b);
 /* One line for people: "NCCL on n1: InfiniBand over mlx5_0..mlx5_7, GPUDirect RDMA on"
  * (plus ", plugin X" and the fallback reason where they apply). No newline. */
 void ll_nccl_host_summary(const struct ll_nccl_host *h, struct ll_buf *b);
+/* "communicator 0x1111aaaa2222bbbb (8 ranks, 8 seen on 1 host): P2P, NVLS" (with "comm 0x..."
+ * for one known only by its pointer), the network first when it carried channels:
+ * "InfiniBand with GPUDirect RDMA on, P2P". No newline. */
+void ll_nccl_comm_summary(const struct ll_nccl_job_comm *c, struct ll_buf *b);
+/* "FILE:LINE: TEXT" of a proof line, appended to `b`. */
+void ll_nccl_proof_describe(const struct ll_nccl_proof *p, struct ll_buf *b);
 
 #endif

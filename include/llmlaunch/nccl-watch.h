@@ -64,10 +64,14 @@ int ll_ncclwatch_fd(const struct ll_ncclwatch *w);
 /* Non-blocking: read the bytes written since the last call (partial lines are kept
  * for the next call), then write to `out` one line per node whose NCCL finished
  * initialising (again when its summary changes) and one line per new warning.
- * Returns 1 when the policy says stop (the reason is ll_ncclwatch_stop_reason),
- * 0 otherwise. */
+ * Returns 1 when the policy says stop, 0 otherwise. Only a proven fallback stops
+ * (docs/logs.md): lines that prove nothing yet, like the NET/Socket line NCCL 2.4 prints
+ * at init whatever it then uses, never do. */
 int ll_ncclwatch_poll(struct ll_ncclwatch *w, FILE *out);
-const char *ll_ncclwatch_stop_reason(const struct ll_ncclwatch *w); /* NULL until stop */
+/* NULL until stop; then which host, why, and the lines that proved it:
+ * "NCCL on n2 is not using RDMA: NET/IB found no usable device (shown by FILE:LINE: TEXT);
+ * sockets: FILE:LINE: TEXT". The caller says it once. */
+const char *ll_ncclwatch_stop_reason(const struct ll_ncclwatch *w);
 
 /* For ll_supervise's watch hook (ll_supervise_watch_fn): `data` is the watcher;
  * polls it printing to stderr, returns 1 when the job must stop. */

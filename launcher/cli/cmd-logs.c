@@ -126,6 +126,62 @@ static void out_gdr(struct ll_out *o, int gdr)
 	ll_out_bool(o, "gdr", NULL, gdr);
 }
 
+/* A proof line as JSON {file, line, text} (null when none); text mode shows it as
+ * "  LABEL FILE:LINE: TEXT" under the host. */
+static void out_proof(struct ll_out *o, const char *key, const char *label, const struct ll_nccl_proof *p,
+		      bool text)
+{
+	if (!p || !p->line) {
+		ll_out_string(o, key, NULL, NULL);
+		return;
+	}
+	if (text) {
+		struct ll_buf b;
+		ll_buf_init(&b);
+		ll_nccl_proof_describe(p, &b);
+		ll_out_text(o, "  %s %s\n", label, b.s);
+		ll_buf_release(&b);
+	}
+	ll_out_open_object(o, key);
+	ll_out_string(o, "file", NULL, p->file);
+	ll_out_int(o, "line", NULL, (long long)p->line, true);
+	ll_out_string(o, "text", NULL, p->text);
+	ll_out_close_object(o);
+}
+
+static void out_paths(struct ll_out *o, unsigned paths)
+{
+	ll_out_open_array(o, "paths");
+	for (int p = 0; p < LL_NCCL_PATH_COUNT; p++)
+		if (paths & (1u << p))
+			ll_out_string(o, NULL, NULL, ll_nccl_path_name((enum ll_nccl_path)p));
+	ll_out_close_array(o);
+}
+
+static void print_comm(struct ll_out *o, const struct ll_nccl_comm *c)
+{
+	ll_out_open_object(o, NULL);
+	ll_out_string(o, "comm_id", NULL, c->id);
+	ll_out_string(o, "comm", NULL, c->ptr);
+	ll_out_int(o, "rank", NULL, c->rank, c->rank >= 0);
+	ll_out_int(o, "nranks", NULL, c->nranks, c->nranks >= 0);
+	ll_out_int(o, "nnodes", NULL, c->nnodes, c->nnodes >= 0);
+	ll_out_string(o, "network", NULL, c->network);
+	ll_out_string(o, "transport", NULL, ll_nccl_transport_name(c->transport));
+	ll_out_string(o, "plugin", NULL, c->plugin);
+	out_gdr(o, c->gdr);
+	out_paths(o, c->paths);
+	ll_out_int(o, "net_channels", NULL, (long long)c->net_channels, true);
+	ll_out_int(o, "gdr_channels", NULL, (long long)c->gdr_channels, true);
+	ll_out_int(o, "socket_channels", NULL, (long long)c->socket_channels, true);
+	ll_out_int(o, "p2p_channels", NULL, (long long)c->p2p_channels, true);
+	ll_out_int(o, "shm_channels", NULL, (long long)c->shm_channels, true);
+	ll_out_int(o, "nvls_channels", NULL, (long long)c->nvls_channels, true);
+	ll_out_int(o, "collnet_channels", NULL, (long long)c->collnet_channels, true);
+	ll_out_bool(o, "init_complete", NULL, c->init_complete);
+	ll_out_close_object(o);
+}
+
 static void print_rank(struct ll_out *o, const struct ll_nccl_rank *r)
 {
 	ll_out_open_object(o, NULL);
@@ -142,6 +198,8 @@ static void print_rank(struct ll_out *o, const struct ll_nccl_rank *r)
 	out_gdr(o, r->gdr);
 	ll_out_bool(o, "fallback", NULL, r->fallback);
 	ll_out_string(o, "fallback_reason", NULL, r->fallback_reason);
+	out_proof(o, "fallback_cause", NULL, r->fallback_cause, false);
+	out_proof(o, "fallback_via", NULL, r->fallback_via, false);
 	ll_out_open_array(o, "devices");
 	for (size_t i = 0; i < r->n_devices; i++) {
 		const struct ll_nccl_device *d = &r->devices[i];
@@ -163,6 +221,10 @@ static void print_rank(struct ll_out *o, const struct ll_nccl_rank *r)
 	ll_out_int(o, "gdr_channels", NULL, (long long)r->gdr_channels, true);
 	ll_out_int(o, "socket_channels", NULL, (long long)r->socket_channels, true);
 	ll_out_int(o, "warnings", NULL, (long long)r->n_warnings, true);
+	ll_out_open_array(o, "communicators");
+	for (size_t i = 0; i < r->n_comms; i++)
+		print_comm(o, &r->comms[i]);
+	ll_out_close_array(o);
 	ll_out_close_object(o);
 }
 
@@ -195,6 +257,9 @@ static void print_host(struct ll_out *o, const struct ll_nccl_host *h)
 	out_gdr(o, h->gdr);
 	ll_out_bool(o, "fallback", NULL, h->fallback);
 	ll_out_string(o, "fallback_reason", NULL, h->fallback_reason);
+	out_proof(o, "fallback_cause", "shown by", h->fallback_cause, true);
+	out_proof(o, "fallback_via", "sockets:", h->fallback_via, true);
+	ll_out_bool(o, "unknown", NULL, h->unknown);
 	/* Names in first-seen order, each once: the RDMA ports and the socket interfaces. */
 	ll_out_open_array(o, "devices");
 	for (size_t i = 0; i < h->n_ranks; i++)
@@ -274,12 +339,35 @@ static int print_verdict(const struct ll_nccl_verdict *v, bool json)
 	ll_out_close_array(o);
 	ll_out_int(o, "skipped_total", NULL, (long long)v->skipped_total, true);
 
+	ll_out_int(o, "hosts_unknown", NULL, (long long)v->hosts_unknown, true);
 	ll_out_open_array(o, "hosts");
 	for (size_t i = 0; i < v->n_hosts; i++)
 		print_host(o, &v->hosts[i]);
 	ll_out_close_array(o);
 	if (v->n_hosts == 0)
 		ll_out_text(o, "no NCCL lines found\n");
+	ll_out_open_array(o, "communicators");
+	for (size_t i = 0; i < v->n_comms; i++) {
+		const struct ll_nccl_job_comm *c = &v->comms[i];
+		struct ll_buf b;
+
+		ll_buf_init(&b);
+		ll_nccl_comm_summary(c, &b);
+		ll_out_open_object(o, NULL);
+		ll_out_string(o, "summary", "%s\n", b.s);
+		ll_out_string(o, "comm_id", NULL, c->id);
+		ll_out_string(o, "comm", NULL, c->ptr);
+		ll_out_int(o, "nranks", NULL, c->nranks, c->nranks >= 0);
+		ll_out_int(o, "members", NULL, (long long)c->n_members, true);
+		ll_out_int(o, "hosts", NULL, (long long)c->n_hosts, true);
+		ll_out_string(o, "transport", NULL, ll_nccl_transport_name(c->transport));
+		ll_out_string(o, "plugin", NULL, c->plugin);
+		out_gdr(o, c->gdr);
+		out_paths(o, c->paths);
+		ll_out_close_object(o);
+		ll_buf_release(&b);
+	}
+	ll_out_close_array(o);
 
 	ll_out_text(o, "overall: %s", ll_nccl_transport_describe(v->transport, v->plugin));
 	if (v->plugin && v->transport != LL_NCCL_TRANSPORT_PLUGIN)
@@ -289,8 +377,11 @@ static int print_verdict(const struct ll_nccl_verdict *v, bool json)
 		ll_out_text(o, "%s", v->fallback_reason);
 	if (v->version)
 		ll_out_text(o, "; NCCL %s", v->version);
-	ll_out_text(o, "; %zu host%s, %lu line%s in %lu file%s\n", v->n_hosts, v->n_hosts == 1 ? "" : "s",
-		    v->lines, v->lines == 1 ? "" : "s", v->files, v->files == 1 ? "" : "s");
+	ll_out_text(o, "; %zu host%s", v->n_hosts, v->n_hosts == 1 ? "" : "s");
+	if (v->hosts_unknown)
+		ll_out_text(o, " (%zu unknown)", v->hosts_unknown);
+	ll_out_text(o, ", %lu line%s in %lu file%s\n", v->lines, v->lines == 1 ? "" : "s", v->files,
+		    v->files == 1 ? "" : "s");
 
 	print_warnings(o, v);
 	ll_out_close_object(o);

@@ -1,6 +1,8 @@
-/* What an NCCL message says: the recognisers for the few kinds of INFO line that tell
- * the network story (nccl-scan.c picks which one a line needs), WARN records and their
- * classes, the NCCL version, and device lists wrapped onto continuation lines. */
+/* What an NCCL message says: the recognisers for the kinds of INFO line that tell the
+ * network story (nccl-scan.c picks which one a line needs), WARN records and their
+ * classes, the NCCL version, communicators, and device lists wrapped onto continuation
+ * lines. Which line proves what, in which NCCL versions, is the grammar in docs/logs.md;
+ * the rows are named (G1...) where they are read. */
 #include "nccl-scan-internal.h"
 
 #include <stdlib.h>
@@ -16,12 +18,275 @@ static void set_str(char **dst, const char *s, size_t n)
 	*dst = ll_strndup(s, n);
 }
 
+static void set_once(char **dst, const char *s, size_t n)
+{
+	if (!*dst && n > 0)
+		*dst = ll_strndup(s, n);
+}
+
+static bool name_is_ib(const char *s, size_t n)
+{
+	return n >= 2 && s[0] == 'I' && s[1] == 'B';
+}
+
+/* Remember the first line of a kind that proved something about `r`. */
+static void proof(struct ll_ncclscan_stream *st, struct ll_nccl_rank *r, enum proof_kind k, const char *m, size_t n)
+{
+	struct ll_nccl_proof *p = &rank_state_of(r)->proofs[k];
+
+	if (p->line)
+		return;
+	p->file = st->file;
+	p->line = st->lineno;
+	p->text = ll_strndup(m, n > LL_NCCL_PROOF_TEXT ? LL_NCCL_PROOF_TEXT : n);
+}
+
+int ncclscan_version_code(const char *v, size_t n)
+{
+	size_t i = 0;
+	long major = parse_num(v, n, &i), minor = -1, patch = 0;
+
+	if (major < 0 || i >= n || v[i] != '.')
+		return 0;
+	i++;
+	minor = parse_num(v, n, &i);
+	if (minor < 0 || minor > 99)
+		return 0;
+	if (i < n && v[i] == '.') {
+		i++;
+		patch = parse_num(v, n, &i);
+		if (patch < 0 || patch > 99)
+			patch = 0;
+	}
+	return major > 9 ? 0 : (int)(major * 10000 + minor * 100 + patch);
+}
+
+/* ---- communicators -------------------------------------------------------------- */
+
+static struct tid_comm *tid_slot(struct rank_state *rs, long tid)
+{
+	for (size_t i = 0; i < rs->n_tids; i++)
+		if (rs->tids[i].tid == tid)
+			return &rs->tids[i];
+	return NULL;
+}
+
+static void tid_bind(struct rank_state *rs, long tid, int comm)
+{
+	struct tid_comm *t = tid_slot(rs, tid);
+
+	if (!t) {
+		if (rs->n_tids < RANK_TIDS) {
+			t = &rs->tids[rs->n_tids++];
+		} else {
+			t = &rs->tids[rs->tid_next];
+			rs->tid_next = (rs->tid_next + 1) % RANK_TIDS;
+		}
+		t->tid = tid;
+	}
+	t->comm = comm;
+}
+
+static int comm_new(struct ll_nccl_rank *r)
+{
+	struct ll_nccl_comm *c;
+
+	if (r->n_comms >= RANK_MAX_COMMS)
+		return (int)r->n_comms - 1;
+	c = ll_array_push(&r->comms, &r->n_comms, sizeof(*c));
+	c->rank = c->nranks = c->nnodes = -1;
+	c->gdr = -1;
+	return (int)r->n_comms - 1;
+}
+
+static void comm_release(struct ll_nccl_comm *c)
+{
+	free(c->id);
+	free(c->ptr);
+	free(c->network);
+	free(c->channel_net);
+}
+
+/* The communicator the record being read belongs to: the one its thread works on, or a
+ * new one that a later communicator line of that thread names. */
+static struct ll_nccl_comm *comm_cur(struct ll_ncclscan_stream *st, struct ll_nccl_rank *r)
+{
+	struct rank_state *rs = rank_state_of(r);
+	struct tid_comm *t = rs->n_tids && rs->tids[rs->last_tid_slot].tid == st->tid ? &rs->tids[rs->last_tid_slot]
+										      : tid_slot(rs, st->tid);
+	int c;
+
+	if (t && t->comm >= 0) {
+		rs->last_tid_slot = (size_t)(t - rs->tids);
+		return &r->comms[t->comm];
+	}
+	c = comm_new(r);
+	tid_bind(rs, st->tid, c);
+	return &r->comms[c];
+}
+
+/* Fold the unnamed communicator `from` into `into` and drop it. */
+static void comm_merge(struct ll_nccl_rank *r, int into, int from)
+{
+	struct rank_state *rs = rank_state_of(r);
+	struct ll_nccl_comm *a = &r->comms[into], *b = &r->comms[from];
+
+	a->net_channels += b->net_channels;
+	a->gdr_channels += b->gdr_channels;
+	a->socket_channels += b->socket_channels;
+	a->p2p_channels += b->p2p_channels;
+	a->shm_channels += b->shm_channels;
+	a->collnet_channels += b->collnet_channels;
+	a->nvls_channels += b->nvls_channels;
+	if (!a->network) {
+		a->network = b->network;
+		b->network = NULL;
+	}
+	if (!a->channel_net) {
+		a->channel_net = b->channel_net;
+		b->channel_net = NULL;
+	}
+	comm_release(b);
+	memmove(b, b + 1, (r->n_comms - (size_t)from - 1) * sizeof(*b));
+	r->n_comms--;
+	for (size_t i = 0; i < rs->n_tids; i++) {
+		if (rs->tids[i].comm == from)
+			rs->tids[i].comm = into > from ? into - 1 : into;
+		else if (rs->tids[i].comm > from)
+			rs->tids[i].comm--;
+	}
+}
+
+static bool str_is(const char *a, const char *s, size_t n)
+{
+	return a && strlen(a) == n && memcmp(a, s, n) == 0;
+}
+
+/* A hex word "0x..." at s[i]; its length, 0 when there is none. */
+static size_t hex_word(const char *s, size_t n, size_t i)
+{
+	size_t e = i + 2;
+
+	if (i + 2 >= n || s[i] != '0' || s[i + 1] != 'x')
+		return 0;
+	while (e < n && (is_digit(s[e]) || (s[e] >= 'a' && s[e] <= 'f') || (s[e] >= 'A' && s[e] <= 'F')))
+		e++;
+	return e > i + 2 ? e - i : 0;
+}
+
+static long num_after(const char *m, size_t n, const char *key, size_t nkey)
+{
+	const char *p = find(m, n, key, nkey);
+	size_t i;
+
+	if (!p)
+		return -1;
+	i = (size_t)(p - m) + nkey;
+	return parse_num(m, n, &i);
+}
+
+/* G23: "ncclCommInitRank comm 0x.. rank 6 nranks 16 cudaDev 6 ... commId 0x.. - Init START|COMPLETE"
+ * (also ncclCommInitRankConfig, ncclCommSplit, "[Rank N] ..."), NCCL 2.5-2.17's
+ * "comm 0x.. rank R nranks N cudaDev D busId B - Init COMPLETE", 2.4's
+ * "comm 0x.. rank R nranks N cudaDev D nvmlDev D", 2.19's "comm 0x.. rank R nRanks N nNodes K ...". */
+void ncclscan_msg_comm(struct ll_ncclscan_stream *st, struct ll_nccl_rank *r, const char *m, size_t n)
+{
+	struct rank_state *rs = rank_state_of(r);
+	const char *ptr = NULL, *idp = NULL;
+	size_t nptr = 0, nid = 0, i = 0;
+	long rank = -1, nranks = -1, nnodes = -1;
+	bool complete = false, start = false;
+	struct tid_comm *t;
+	int c = -1, cur;
+
+	/* "comm 0x.. rank R nranks|nRanks N[ nNodes K]" in that order in every version, the
+	 * commId (2.16+) just before the end "- Init START|COMPLETE". */
+	{
+		const char *p = FIND(m, n, "comm 0x"), *e = m + n;
+		size_t k;
+
+		if (!p)
+			return;
+		i = (size_t)(p - m) + 5;
+		if (!(nptr = hex_word(m, n, i)))
+			return;
+		ptr = m + i;
+		i += nptr;
+		if (!HAS(m + i, n - i, " rank "))
+			return;
+		i += 6;
+		rank = parse_num(m, n, &i);
+		if (HAS(m + i, n - i, " nranks ") || HAS(m + i, n - i, " nRanks ")) {
+			i += 8;
+			nranks = parse_num(m, n, &i);
+			if (HAS(m + i, n - i, " nNodes ")) {
+				i += 8;
+				nnodes = parse_num(m, n, &i);
+			}
+		}
+		complete = n >= 13 && memcmp(e - 13, "Init COMPLETE", 13) == 0;
+		start = n >= 10 && memcmp(e - 10, "Init START", 10) == 0;
+		/* "... commId 0x<hex> - Init X": the word before " - Init". */
+		k = n - (complete ? 13 : start ? 10 : 0);
+		if ((complete || start) && k > i + 3 && memcmp(m + k - 3, " - ", 3) == 0) {
+			size_t h = k - 3;
+			while (h > i && m[h - 1] != ' ')
+				h--;
+			if (h >= i + 7 && memcmp(m + h - 7, "commId ", 7) == 0 && (nid = hex_word(m, n, h)))
+				idp = m + h;
+		}
+	}
+	if (!ptr || rank < 0)
+		return;
+	if (start || nnodes >= 0)
+		r->modern = true;
+	if (r->nranks < 0 && nranks >= 0) {
+		r->rank = (int)rank;
+		r->nranks = (int)nranks;
+	}
+	if (complete)
+		r->init_complete = true;
+
+	for (size_t k = 0; k < r->n_comms && c < 0; k++)
+		if (str_is(r->comms[k].ptr, ptr, nptr))
+			c = (int)k;
+	t = tid_slot(rs, st->tid);
+	cur = t ? t->comm : -1;
+	if (c < 0) {
+		if (cur >= 0 && !r->comms[cur].ptr && !r->comms[cur].id)
+			c = cur;
+		else
+			c = comm_new(r);
+	} else if (cur >= 0 && cur != c && !r->comms[cur].ptr && !r->comms[cur].id) {
+		comm_merge(r, c, cur);
+		if (cur < c)
+			c--;
+	}
+	{
+		struct ll_nccl_comm *cm = &r->comms[c];
+		set_once(&cm->ptr, ptr, nptr);
+		if (nid)
+			set_once(&cm->id, idp, nid);
+		if (cm->rank < 0)
+			cm->rank = (int)rank;
+		if (cm->nranks < 0 && nranks >= 0)
+			cm->nranks = (int)nranks;
+		if (nnodes >= 0)
+			cm->nnodes = (int)nnodes;
+		if (complete)
+			cm->init_complete = true;
+	}
+	/* After Init COMPLETE the thread's next lines start another communicator. */
+	tid_bind(rs, st->tid, complete ? -1 : c);
+}
+
 /* ---- warning classes ---------------------------------------------------------- */
 
 static const char *const warn_class_names[] = {
 	[LL_NCCL_WARN_IB_COMPLETION] = "ib-completion", [LL_NCCL_WARN_IB_VERBS_CALL] = "ib-verbs-call",
 	[LL_NCCL_WARN_SOCKET] = "socket",               [LL_NCCL_WARN_NO_INTERFACE] = "no-interface",
-	[LL_NCCL_WARN_PLUGIN_MISSING] = "plugin-missing", [LL_NCCL_WARN_OTHER] = "other",
+	[LL_NCCL_WARN_PLUGIN_MISSING] = "plugin-missing", [LL_NCCL_WARN_NO_NETWORK] = "no-network",
+	[LL_NCCL_WARN_OTHER] = "other",
 };
 
 const char *ll_nccl_warn_class_name(enum ll_nccl_warn_class c)
@@ -32,7 +297,7 @@ const char *ll_nccl_warn_class_name(enum ll_nccl_warn_class c)
 bool ll_nccl_warn_class_is_error(enum ll_nccl_warn_class c)
 {
 	return c == LL_NCCL_WARN_IB_COMPLETION || c == LL_NCCL_WARN_IB_VERBS_CALL ||
-	       c == LL_NCCL_WARN_SOCKET || c == LL_NCCL_WARN_NO_INTERFACE;
+	       c == LL_NCCL_WARN_SOCKET || c == LL_NCCL_WARN_NO_INTERFACE || c == LL_NCCL_WARN_NO_NETWORK;
 }
 
 static bool contains_ci(const char *s, size_t n, const char *lit)
@@ -50,8 +315,10 @@ enum ll_nccl_warn_class ll_nccl_warn_classify(const char *t, size_t n)
 	if (FIND(t, n, "Got completion") || contains_ci(t, n, "completion with error") ||
 	    (FIND(t, n, "NET/IB") && FIND(t, n, "vendor err")))
 		return LL_NCCL_WARN_IB_COMPLETION;
-	if (FIND(t, n, "libibverbs") || contains_ci(t, n, "failed to initialize any net plugin") ||
-	    contains_ci(t, n, "failed to open libnccl-net") || FIND(t, n, "NET/Plugin"))
+	if ((HAS(t, n, "Error: network ") && FIND(t, n, " not found")) ||
+	    contains_ci(t, n, "failed to initialize any net plugin"))
+		return LL_NCCL_WARN_NO_NETWORK;
+	if (FIND(t, n, "libibverbs") || contains_ci(t, n, "failed to open libnccl-net") || FIND(t, n, "NET/Plugin"))
 		return LL_NCCL_WARN_PLUGIN_MISSING;
 	if (FIND(t, n, "ibv_") || FIND(t, n, "wrap_ibv"))
 		return LL_NCCL_WARN_IB_VERBS_CALL;
@@ -65,19 +332,53 @@ enum ll_nccl_warn_class ll_nccl_warn_classify(const char *t, size_t n)
 	return LL_NCCL_WARN_OTHER;
 }
 
-/* ---- messages ----------------------------------------------------------------- */
+/* ---- device and interface lists --------------------------------------------------- */
 
-/* `[0]mlx5_0:1/IB/SHARP [1]mlx5_1:1/RoCE [RO]; OOB ib0:...`. Returns true when the list
- * ended (";" or "OOB" seen), false when the line stopped inside it (wrapped). */
+static struct ll_nccl_device *device_add(struct ll_nccl_rank *r, const char *s, size_t n, size_t *ip)
+{
+	size_t i = *ip, start = i;
+	struct ll_nccl_device *d;
+
+	while (i < n && s[i] != ':' && s[i] != '/' && !is_blank(s[i]) && s[i] != ';' && s[i] != ',' && s[i] != '}')
+		i++;
+	*ip = i;
+	if (i == start || r->n_devices >= 64)
+		return NULL;
+	d = ll_array_push(&r->devices, &r->n_devices, sizeof(*d));
+	d->name = ll_strndup(s + start, i - start);
+	d->port = -1;
+	d->kind = LL_NCCL_DEV_OTHER;
+	if (i < n && s[i] == ':') {
+		i++;
+		d->port = (int)parse_num(s, n, &i);
+		/* NCCL 2.28+: ":rail:plane" after the port ("mlx5_0:1:0:1/IB", "mlx5_0:1::1/IB"). */
+		while (i < n && (s[i] == ':' || is_digit(s[i])))
+			i++;
+	}
+	while (i < n && s[i] == '/') {
+		size_t seg = ++i;
+		while (i < n && s[i] != '/' && !is_blank(s[i]) && s[i] != ';' && s[i] != ',' && s[i] != '}')
+			i++;
+		if (i - seg == 2 && memcmp(s + seg, "IB", 2) == 0)
+			d->kind = LL_NCCL_DEV_IB;
+		else if (i - seg == 4 && strncasecmp(s + seg, "RoCE", 4) == 0)
+			d->kind = LL_NCCL_DEV_ROCE;
+		else if (i - seg == 5 && memcmp(s + seg, "SHARP", 5) == 0)
+			d->sharp = true;
+	}
+	*ip = i;
+	return d;
+}
+
+/* `[0]mlx5_0:1/IB/SHARP [1]mlx5_1:1/RoCE [RO]; OOB ib0:...` and NCCL 2.21's merged NICs
+ * `[0]={[0] mlx5_2:1/RoCE, [1] mlx5_3:1/RoCE}`. Returns true when the list ended (";" or
+ * "OOB" seen), false when the line stopped inside it (wrapped). */
 static bool parse_devices(struct ll_nccl_rank *r, const char *s, size_t n)
 {
 	size_t i = 0;
 
 	for (;;) {
-		size_t start;
-		struct ll_nccl_device *d;
-
-		while (i < n && is_blank(s[i]))
+		while (i < n && (is_blank(s[i]) || s[i] == ',' || s[i] == '}'))
 			i++;
 		if (i >= n)
 			return false;
@@ -97,30 +398,14 @@ static bool parse_devices(struct ll_nccl_rank *r, const char *s, size_t n)
 			i++;
 		if (i >= n)
 			return false;
-		start = ++i;
-		while (i < n && s[i] != ':' && s[i] != '/' && !is_blank(s[i]) && s[i] != ';')
-			i++;
-		if (i == start || r->n_devices >= 64)
-			continue;
-		d = ll_array_push(&r->devices, &r->n_devices, sizeof(*d));
-		d->name = ll_strndup(s + start, i - start);
-		d->port = -1;
-		d->kind = LL_NCCL_DEV_OTHER;
-		if (i < n && s[i] == ':') {
-			i++;
-			d->port = (int)parse_num(s, n, &i);
+		i++;
+		if (i + 1 < n && s[i] == '=' && s[i + 1] == '{') {
+			i += 2;
+			continue; /* the merged list's members follow as "[k] name:port/kind" */
 		}
-		while (i < n && s[i] == '/') {
-			size_t seg = ++i;
-			while (i < n && s[i] != '/' && !is_blank(s[i]) && s[i] != ';')
-				i++;
-			if (i - seg == 2 && memcmp(s + seg, "IB", 2) == 0)
-				d->kind = LL_NCCL_DEV_IB;
-			else if (i - seg == 4 && strncasecmp(s + seg, "RoCE", 4) == 0)
-				d->kind = LL_NCCL_DEV_ROCE;
-			else if (i - seg == 5 && memcmp(s + seg, "SHARP", 5) == 0)
-				d->sharp = true;
-		}
+		while (i < n && is_blank(s[i]))
+			i++;
+		device_add(r, s, n, &i);
 	}
 }
 
@@ -183,26 +468,62 @@ static bool starts_with_index(const char *s, size_t n)
 	return i + 1 < n && s[i] == '[' && is_digit(s[i + 1]);
 }
 
-static void scan_gdr_words(struct ll_nccl_rank *r, const char *m, size_t n)
-{
-	const char *g = FIND(m, n, "GPU Direct RDMA");
+/* ---- messages ----------------------------------------------------------------- */
 
-	if (!g)
-		return;
-	n -= (size_t)(g - m);
+/* G16, G24: "GPU Direct RDMA Disabled|Enabled ...". "Enabled for GPU" (NCCL < 2.18) is NCCL's
+ * decision for that GPU and NIC; 2.18+'s "Enabled for HCA" only says the NIC can. */
+static void gdr_words(struct ll_nccl_rank *r, const char *g, size_t n)
+{
 	if (contains_ci(g, n, "disabled"))
 		r->gdr_disabled_line = true;
-	else if (contains_ci(g, n, "enabled"))
+	else if (contains_ci(g, n, "enabled for GPU"))
 		r->gdr_enabled_line = true;
+}
+
+/* G32: the error text of a plugin that exists but did not load. A missing plugin prints
+ * "libnccl-net.so: cannot open shared object file: No such file or directory" (its own
+ * name) or "No plugin found" / "Could not find"; anything else failed to load it. */
+static bool plugin_load_failed(const char *m, size_t n)
+{
+	const char *c = FIND(m, n, "cannot open shared object file");
+
+	if (FIND(m, n, "No plugin found") || FIND(m, n, "Could not find"))
+		return false;
+	if (FIND(m, n, "undefined symbol") || FIND(m, n, "not found (required by") || FIND(m, n, "wrong ELF class") ||
+	    FIND(m, n, "invalid ELF header") || FIND(m, n, "Failed to find ncclNetPlugin symbol"))
+		return true;
+	if (c) {
+		/* Which library is missing: the word before ": cannot open". */
+		const char *e = c, *b;
+		while (e > m && (e[-1] == ' ' || e[-1] == ':'))
+			e--;
+		b = e;
+		while (b > m && b[-1] != ' ' && b[-1] != ':' && b[-1] != '/')
+			b--;
+		return !(e - b >= 11 && memcmp(b, "libnccl-net", 11) == 0);
+	}
+	return false;
 }
 
 /* "NET/<name> : ..." */
 void ncclscan_msg_net(struct ll_ncclscan_stream *st, struct ll_nccl_rank *r, const char *m, size_t n)
 {
 	size_t i = 4, name_start = 4, name_len;
-	const char *rest;
+	const char *rest, *g = FIND(m, n, " : GPU Direct RDMA ");
 	size_t nrest;
 
+	if (g) {
+		/* G16: "NET/X : GPU Direct RDMA ..." names the network in use (2.4-2.6 for GPU, 2.18+
+		 * for HCA, 2.5-2.17 NET/IB's own "(no module)"); X may hold blanks. */
+		size_t nx = (size_t)(g - m) - 4;
+		gdr_words(r, g + 3, n - (size_t)(g + 3 - m));
+		if (nx > 0) {
+			set_once(&r->net_named, m + 4, nx);
+			if (nx == 6 && memcmp(m + 4, "Socket", 6) == 0)
+				proof(st, r, PF_NAMED_SOCKET, m, n);
+		}
+		return;
+	}
 	while (i < n && m[i] != ' ' && m[i] != ':')
 		i++;
 	name_len = i - name_start;
@@ -210,72 +531,139 @@ void ncclscan_msg_net(struct ll_ncclscan_stream *st, struct ll_nccl_rank *r, con
 		i++;
 	rest = m + i;
 	nrest = n - i;
-	scan_gdr_words(r, m, n);
 	if (name_len >= 2 && memcmp(m + name_start, "IB", 2) == 0) {
 		if (HAS(rest, nrest, "Using [") || HAS(rest, nrest, "Using\t[")) {
+			/* G18: the IB transport initialised these ports. The same list again (a
+			 * process that initialises more than once) is not parsed again. */
+			struct rank_state *rs = rank_state_of(r);
+			r->ib_tried = r->ib_listed = true;
+			proof(st, r, PF_RDMA_LISTED, m, n);
+			if (r->n_devices > 0 && nrest == rs->n_devices_text && memcmp(rest, rs->devices_text, nrest) == 0)
+				return;
+			free(rs->devices_text);
+			rs->devices_text = ll_strndup(rest, nrest);
+			rs->n_devices_text = nrest;
 			clear_devices(r);
 			if (!parse_devices(r, rest + 6, nrest - 6)) {
 				st->cont = CONT_IB_DEVICES;
 				st->cont_rank = r;
 			}
 		} else if (HAS(rest, nrest, "No device found")) {
-			r->ib_no_device = true;
+			/* G30 */
+			r->ib_no_device = r->ib_tried = true;
+			proof(st, r, PF_NO_DEVICE, m, n);
+		} else if (nrest > 1 && rest[0] == '[' && is_digit(rest[1])) {
+			/* G18, NCCL 2.3: one "NET/IB: [0] mlx5_0:1/IB" line per port. */
+			size_t k = 1;
+			while (k < nrest && rest[k] != ']')
+				k++;
+			k++;
+			while (k < nrest && is_blank(rest[k]))
+				k++;
+			r->ib_tried = r->ib_listed = true;
+			proof(st, r, PF_RDMA_LISTED, m, n);
+			device_add(r, rest, nrest, &k);
 		}
 	} else if (name_len == 6 && memcmp(m + name_start, "Socket", 6) == 0) {
 		if (HAS(rest, nrest, "Using [")) {
+			/* G2 (NCCL < 2.4.8: printed at init) or G14 (>= 2.4.8: sockets chosen). */
 			r->socket_line = true;
+			if (r->ib_tried)
+				r->socket_line_late = true;
+			proof(st, r, PF_SOCKET_LINE, m, n);
 			clear_ifs(r);
 			parse_ifs(r, rest + 6, nrest - 6);
 			st->cont = CONT_SOCKET_IFS;
 			st->cont_rank = r;
-		} else if (HAS(rest, nrest, "Using ")) {
-			r->socket_line = true;
+		} else if (HAS(rest, nrest, "Using ") && nrest > 6 && is_digit(rest[6])) {
+			/* G15: "NET/Socket: Using 2 threads and 8 sockets per thread" (2.4.8+). */
+			r->socket_threads = r->modern = true;
+			proof(st, r, PF_SOCKET_THREADS, m, n);
+		} else if (nrest > 0 && is_digit(rest[0]) && FIND(rest, nrest, "interfaces found")) {
+			r->socket_line = true; /* G2, NCCL 2.3 */
 		}
 	} else if (name_len == 6 && memcmp(m + name_start, "Plugin", 6) == 0) {
-		const char *p = FIND(rest, nrest, "Loaded net plugin ");
-		if (p) {
+		const char *p = HAS(rest, nrest, "No plugin found") ? NULL : FIND(rest, nrest, "Loaded net plugin ");
+		if (HAS(rest, nrest, "No plugin found")) {
+			r->modern |= FIND(rest, nrest, "using internal implementation") != NULL;
+		} else if (p) {
 			size_t off = (size_t)(p - rest) + 18, e = off;
-			while (e < nrest && !is_blank(rest[e]) && rest[e] != '(')
-				e++;
-			if (e > off)
+			const char *v = FIND(rest + off, nrest - off, " (v");
+			e = v ? (size_t)(v - rest) : nrest;
+			if (e > off) {
 				set_str(&r->plugin_loaded, rest + off, e - off);
+				proof(st, r, PF_RDMA_PLUGIN, m, n);
+			}
+		} else if (plugin_load_failed(rest, nrest)) {
+			r->plugin_failed = true;
+			proof(st, r, PF_PLUGIN_FAILED, m, n);
+		} else if (FIND(rest, nrest, "using internal implementation") || FIND(rest, nrest, "Could not find")) {
+			r->modern = true;
 		}
 	}
 }
 
-/* "Channel 00/0 : 0[0] -> 8[0] [send] via NET/IB/0/GDRDMA", "Ring 00 : 1 -> 0 via NET/Socket/0" */
-void ncclscan_msg_channel(struct ll_nccl_rank *r, const char *m, size_t n)
+/* G12, G13, G20, G21: "Channel 00/0 : 0[0] -> 8[0] [send] via NET/IB/0/GDRDMA", "Ring 00 : 1 -> 0
+ * via NET/Socket/0", "... via P2P/IPC", "... via SHM/direct/direct", "... via direct shared
+ * memory", "CollNet 00/0 : 0 [send] via COLLNET/SHARP/0". */
+void ncclscan_msg_channel(struct ll_ncclscan_stream *st, struct ll_nccl_rank *r, const char *m, size_t n,
+			  const char *via)
 {
-	const char *v = find_via_net(m, n);
-	size_t i, nv;
+	const char *v = via + 5;
+	size_t nv = n - (size_t)(v - m), i;
+	struct ll_nccl_comm *c;
 
-	if (!v)
-		return;
-	v += 9;
-	nv = n - (size_t)(v - m);
-	/* The name runs to the next '/' (plugin names may contain blanks: "AWS Libfabric"). */
-	for (i = 0; i < nv && v[i] != '/'; i++)
-		;
-	if (i == 6 && memcmp(v, "Socket", 6) == 0) {
-		r->socket_channels++;
-		return;
+	if (m[0] == 'C' && m[1] == 'h')
+		r->modern = true; /* "Channel .. via" is 2.7+ (2.4-2.6 print "Ring") */
+	if (HAS(v, nv, "NET/")) {
+		v += 4;
+		nv -= 4;
+		/* The name runs to the next '/' (plugin names may contain blanks: "AWS Libfabric"). */
+		for (i = 0; i < nv && v[i] != '/'; i++)
+			;
+		c = comm_cur(st, r);
+		if (i == 6 && memcmp(v, "Socket", 6) == 0) {
+			r->socket_channels++;
+			c->socket_channels++;
+			proof(st, r, PF_SOCKET_CHANNEL, m, n);
+			return;
+		}
+		r->net_channels++;
+		c->net_channels++;
+		if (FIND(v + i, nv - i, "/GDRDMA")) {
+			r->gdr_channels++;
+			c->gdr_channels++;
+		}
+		if (i > 0) {
+			set_once(&r->channel_net, v, i);
+			set_once(&c->channel_net, v, i);
+		}
+	} else if (HAS(v, nv, "P2P/")) {
+		comm_cur(st, r)->p2p_channels++;
+	} else if (HAS(v, nv, "SHM/") || HAS(v, nv, "direct shared memory")) {
+		comm_cur(st, r)->shm_channels++;
+	} else if (HAS(v, nv, "COLLNET/")) {
+		comm_cur(st, r)->collnet_channels++;
 	}
-	r->net_channels++;
-	if (FIND(v + i, nv - i, "/GDRDMA"))
-		r->gdr_channels++;
-	if (!r->channel_net && i > 0)
-		r->channel_net = ll_strndup(v, i);
 }
 
-void ncclscan_msg_using_network(struct ll_nccl_rank *r, const char *m, size_t n)
+/* G10, G11: the network a communicator uses. */
+void ncclscan_msg_network(struct ll_ncclscan_stream *st, struct ll_nccl_rank *r, const char *m, size_t n,
+			  const char *name, size_t nname)
 {
-	const char *v = m + 14;
-	size_t nv = n - 14;
+	struct ll_nccl_comm *c;
 
-	if (nv > 0)
-		set_str(&r->network, v, nv);
+	if (nname == 0)
+		return;
+	r->modern |= m[0] != 'U' || m[6] != 'i'; /* not NCCL 2.3's "Using internal Network" */
+	set_once(&r->network, name, nname);
+	c = comm_cur(st, r);
+	set_once(&c->network, name, nname);
+	if (nname == 6 && memcmp(name, "Socket", 6) == 0)
+		proof(st, r, PF_NETWORK_SOCKET, m, n);
 }
 
+/* G1: "Bootstrap : Using eth0:10.0.0.1<0>", 2.30's "Bootstrap: Using ...". */
 void ncclscan_msg_bootstrap(struct ll_nccl_rank *r, const char *m, size_t n)
 {
 	const char *u = FIND(m, n, "Using ");
@@ -283,6 +671,7 @@ void ncclscan_msg_bootstrap(struct ll_nccl_rank *r, const char *m, size_t n)
 
 	if (!u || u - m > 16)
 		return;
+	r->modern = true; /* bootstrap has its own socket code, and this line, from 2.4.8 */
 	if (r->bootstrap)
 		return;
 	i = (size_t)(u - m) + 6;
@@ -307,31 +696,132 @@ void ncclscan_msg_version(struct ll_ncclscan *s, struct ll_nccl_rank *r, const c
 		return;
 	if (!s->version)
 		s->version = ll_strndup(v, e);
-	if (r && !r->version)
+	if (r && !r->version) {
 		r->version = ll_strndup(v, e);
+		rank_state_of(r)->version_code = ncclscan_version_code(v, e);
+	}
 }
 
-/* "ncclCommInitRank comm 0x.. rank 6 nranks 16 cudaDev 6 ... - Init START|COMPLETE",
- * NCCL 2.4's "comm 0x.. rank 0 nranks 2 cudaDev 0 nvmlDev 0". */
-void ncclscan_msg_comm(struct ll_nccl_rank *r, const char *m, size_t n)
+/* G5: "P2P plugin IBext_v8": the HPC-X net plugin loaded. */
+void ncclscan_msg_p2p_plugin(struct ll_ncclscan_stream *st, struct ll_nccl_rank *r, const char *m, size_t n)
 {
-	const char *p = FIND(m, n, " rank ");
+	size_t e = 11;
 
-	if (!p)
-		return;
-	if (r->nranks < 0) {
-		size_t i = (size_t)(p - m) + 6;
-		long rank = parse_num(m, n, &i);
-		const char *q = FIND(m + i, n - i, " nranks ");
-		if (rank >= 0 && q) {
-			size_t k = (size_t)(q - m) + 8;
-			long nranks = parse_num(m, n, &k);
-			r->rank = (int)rank;
-			r->nranks = (int)nranks;
-		}
+	while (e < n && !is_blank(m[e]))
+		e++;
+	if (e > 11) {
+		set_str(&r->plugin_loaded, m + 11, e - 11);
+		proof(st, r, PF_RDMA_PLUGIN, m, n);
 	}
-	if (FIND(p, n - (size_t)(p - m), "Init COMPLETE"))
-		r->init_complete = true;
+}
+
+/* "NCCL_IB_DISABLE set by environment to 1." (G33) and its HPC-X twin NCCL_IBEXT_DISABLE. */
+static void env_disable(struct ll_ncclscan_stream *st, struct ll_nccl_rank *r, const char *m, size_t n, size_t at,
+			bool ext)
+{
+	if (n <= at || m[at] == '0')
+		return;
+	if (ext) {
+		r->ibext_disabled = true;
+	} else {
+		r->ib_disabled = r->ib_tried = true;
+		proof(st, r, PF_IB_DISABLED, m, n);
+	}
+}
+
+static void verbs_missing(struct ll_ncclscan_stream *st, struct ll_nccl_rank *r, const char *m, size_t n)
+{
+	r->verbs_missing = r->ib_tried = true;
+	proof(st, r, PF_VERBS_MISSING, m, n);
+}
+
+void ncclscan_msg_other(struct ll_ncclscan *s, struct ll_ncclscan_stream *st, struct ll_nccl_rank *r,
+			const char *m, size_t n)
+{
+	(void)s;
+	switch (m[0]) {
+	case 'A':
+		/* G11, NCCL 2.27+: "Assigned NET plugin X to comm". */
+		if (HAS(m, n, "Assigned NET plugin ") && n > 28 && HAS(m + n - 8, 8, " to comm"))
+			ncclscan_msg_network(st, r, m, n, m + 20, n - 28);
+		break;
+	case 'C':
+		if (HAS(m, n, "CUDA Dev ")) {
+			/* G16, NCCL 2.4: "CUDA Dev 0[0], Socket NIC distance :  PHB" names the network. */
+			const char *c = FIND(m, n, ", "), *d = FIND(m, n, " NIC distance");
+			if (c && d && d > c + 2) {
+				set_once(&r->net_named, c + 2, (size_t)(d - c - 2));
+				if (d - c - 2 == 6 && memcmp(c + 2, "Socket", 6) == 0)
+					proof(st, r, PF_NAMED_SOCKET, m, n);
+			}
+		} else if (HAS(m, n, "Connected all rings, use ring PXN ")) {
+			/* G24, NCCL 2.24+: "... GDR 0|1". */
+			long g = num_after(m, n, " GDR ", 5);
+			if (g >= 0)
+				r->gdr_ring = g > 0;
+		} else if (HAS(m, n, "Connected NVLS tree")) {
+			comm_cur(st, r)->nvls_channels += 1; /* G22 */
+		} else if (HAS(m, n, "Count not open libibverbs.so.1") && n == 30) {
+			verbs_missing(st, r, m, n); /* G31, NCCL 2.30+: the last library it tries */
+		}
+		break;
+	case 'F':
+		if (HAS(m, n, "Failed to open libibverbs"))
+			verbs_missing(st, r, m, n); /* G31, an INFO line from 2.11 */
+		break;
+	case 'G':
+		if (HAS(m, n, "GPU Direct RDMA "))
+			gdr_words(r, m, n); /* G24, NCCL 2.7-2.17 */
+		break;
+	case 'I':
+		/* G18, NCCL 2.27+: "Initialized NET plugin IB" (the IB plugin found ports). */
+		if (HAS(m, n, "Initialized NET plugin ") && name_is_ib(m + 23, n - 23)) {
+			r->ib_listed = r->ib_tried = true;
+			proof(st, r, PF_RDMA_LISTED, m, n);
+		}
+		break;
+	case 'N':
+		if (HAS(m, n, "NCCL_IB_DISABLE set by environment to "))
+			env_disable(st, r, m, n, 38, false);
+		else if (HAS(m, n, "NCCL_IBEXT_DISABLE set by environment to "))
+			env_disable(st, r, m, n, 41, true);
+		else if (HAS(m, n, "NVLS comm 0x"))
+			comm_cur(st, r)->nvls_channels += 1; /* G22 */
+		break;
+	case 't':
+		/* G17: an error trace through the socket transport's own code. */
+		if (HAS(m, n, "transport/net_socket.cc:") && FIND(m, n, " -> ")) {
+			r->socket_trace = true;
+			proof(st, r, PF_SOCKET_TRACE, m, n);
+		}
+		break;
+	case '[':
+		/* NCCL 2.30: "[Rank 5] ncclCommInitRankConfig comm ..." */
+		if (HAS(m, n, "[Rank ")) {
+			const char *e = memchr(m, ']', n);
+			if (e && e + 2 < m + n && HAS(e + 2, n - (size_t)(e + 2 - m), "nccl"))
+				ncclscan_msg_comm(st, r, e + 2, n - (size_t)(e + 2 - m));
+		}
+		break;
+	default:
+		if (is_digit(m[0])) {
+			/* G22: "24 coll channels, 24 collnet channels, 16 nvls channels, ..." */
+			long nv = -1;
+			const char *p = FIND(m, n, " nvls channels");
+			if (p) {
+				const char *b = p;
+				while (b > m && is_digit(b[-1]))
+					b--;
+				if (b < p) {
+					size_t k = (size_t)(b - m);
+					nv = parse_num(m, (size_t)(p - m), &k);
+				}
+			}
+			if (nv > 0)
+				comm_cur(st, r)->nvls_channels += (unsigned long)nv;
+		}
+		break;
+	}
 }
 
 void ncclscan_msg_warn(struct ll_ncclscan *s, struct ll_ncclscan_stream *st, const char *pre, size_t npre,
@@ -345,6 +835,21 @@ void ncclscan_msg_warn(struct ll_ncclscan *s, struct ll_ncclscan_stream *st, con
 	if (r) {
 		r->warn_mask |= 1u << c;
 		r->n_warnings++;
+		if (c == LL_NCCL_WARN_IB_COMPLETION || c == LL_NCCL_WARN_IB_VERBS_CALL) {
+			r->ib_used = r->ib_tried = true; /* G19: IB verbs ran a connection */
+		} else if (c == LL_NCCL_WARN_NO_NETWORK) {
+			r->no_network = true; /* G40 */
+			proof(st, r, PF_NO_NETWORK, m, n);
+		} else if (c == LL_NCCL_WARN_NO_INTERFACE) {
+			proof(st, r, PF_NO_NETWORK, m, n); /* G41 */
+		} else if (HAS(m, n, "Failed to open libibverbs")) {
+			verbs_missing(st, r, m, n); /* G31, a WARN up to 2.10 */
+		} else if (HAS(m, n, "NET/IB : ") && FIND(m, n, "async") && FIND(m, n, " event")) {
+			/* G18: "Got async event" (<= 2.22), "mlx5_0:1 Got async error event" (2.23+):
+			 * the IB transport opened its ports. */
+			r->ib_listed = r->ib_tried = true;
+			proof(st, r, PF_RDMA_LISTED, m, n);
+		}
 	}
 	if (s->n_warnings < LL_NCCL_MAX_WARNINGS) {
 		struct ll_nccl_warning *w = ll_array_push(&s->warnings, &s->n_warnings, sizeof(*w));
@@ -357,18 +862,7 @@ void ncclscan_msg_warn(struct ll_ncclscan *s, struct ll_ncclscan_stream *st, con
 	}
 }
 
-/* "P2P plugin IBext_v8": the net plugin NCCL loaded. */
-void ncclscan_msg_p2p_plugin(struct ll_nccl_rank *r, const char *m, size_t n)
-{
-	size_t e = 11;
-
-	while (e < n && !is_blank(m[e]))
-		e++;
-	if (e > 11)
-		set_str(&r->plugin_loaded, m + 11, e - 11);
-}
-
-/* ---- continuation lines ------------------------------------------------------- */
+/* ---- continuation and stripped lines ---------------------------------------------- */
 
 void ncclscan_msg_continuation(struct ll_ncclscan_stream *st, const char *l, size_t n)
 {
@@ -384,8 +878,46 @@ void ncclscan_msg_continuation(struct ll_ncclscan_stream *st, const char *l, siz
 	}
 }
 
+bool ncclscan_stripped_message(const char *l, size_t n, size_t *ret)
+{
+	static const struct { const char *s; size_t n; } starts[] = {
+#define S(x) { x, sizeof(x) - 1 }
+		S("NET/IB : "), S("NET/Socket : "), S("NET/Plugin"), S("Using network "), S("Using internal Network "),
+		S("P2P plugin "), S("Bootstrap"), S("ncclCommInit"), S("ncclCommSplit"), S("NCCL_IB_DISABLE set "),
+		S("NCCL_IBEXT_DISABLE set "), S("Failed to open libibverbs"), S("Initialized NET plugin "),
+		S("Assigned NET plugin "), S("Channel "), S("CollNet "), S("NVLS comm "),
+#undef S
+	};
+	size_t skip = ncclscan_continuation_prefix(l, n);
+
+	if (skip >= n)
+		return false;
+	for (size_t i = 0; i < LL_ARRAY_SIZE(starts); i++)
+		if (has_prefix(l + skip, n - skip, starts[i].s, starts[i].n)) {
+			*ret = skip;
+			return true;
+		}
+	return false;
+}
+
 void ncclscan_rank_clear_lists(struct ll_nccl_rank *r)
 {
 	clear_devices(r);
 	clear_ifs(r);
+}
+
+void ncclscan_rank_clear_state(struct ll_nccl_rank *r)
+{
+	struct rank_state *rs = rank_state_of(r);
+
+	for (size_t i = 0; i < r->n_comms; i++)
+		comm_release(&r->comms[i]);
+	free(r->comms);
+	r->comms = NULL;
+	r->n_comms = 0;
+	for (int k = 0; k < PF_COUNT; k++)
+		free(rs->proofs[k].text);
+	free(rs->devices_text);
+	rs->devices_text = NULL;
+	memset(rs->proofs, 0, sizeof(rs->proofs));
 }

@@ -39,12 +39,14 @@ static void table_insert(struct ll_ncclscan *s, size_t idx)
 static struct ll_nccl_rank *rank_new(struct ll_ncclscan *s, const char *host, size_t n, long pid,
 				     const struct ll_ncclscan_stream *st)
 {
-	struct ll_nccl_rank *r = ll_calloc(1, sizeof(*r));
+	struct rank_state *rs = ll_calloc(1, sizeof(*rs));
+	struct ll_nccl_rank *r = &rs->pub;
 
 	r->host = host ? ll_strndup(host, n) : NULL;
 	r->pid = pid;
 	r->cuda_dev = r->rank = r->nranks = -1;
 	r->gdr = -1;
+	r->gdr_ring = -1;
 	r->file = ll_strdup(st->file);
 	*(struct ll_nccl_rank **)ll_array_push(&s->ranks, &s->n_ranks, sizeof(r)) = r;
 	return r;
@@ -79,6 +81,7 @@ struct nccl_prefix {
 	const char *host;
 	size_t n_host;
 	long pid;
+	long tid;
 	int cuda_dev;
 	int launcher_rank; /* [N], [J,N]<stdout>:, "N: " at the start of the line; -1 none */
 };
@@ -108,6 +111,37 @@ static int parse_launcher_rank(const char *p, size_t n)
 		i++;
 	v = parse_num(p, n, &i);
 	return v >= 0 && i + 1 < n && p[i] == ':' && is_blank(p[i + 1]) ? (int)v : -1;
+}
+
+static bool digits(const char *p, size_t n, size_t at, size_t count)
+{
+	for (size_t k = 0; k < count; k++)
+		if (at + k >= n || !is_digit(p[at + k]))
+			return false;
+	return true;
+}
+
+/* Length of an RFC 3339 timestamp at p (2025-05-16T16:39:51.208-07:00, ...Z, or none),
+ * 0 when p does not start with one. */
+static size_t rfc3339_len(const char *p, size_t n)
+{
+	size_t i = 19;
+
+	if (!digits(p, n, 0, 4) || p[4] != '-' || !digits(p, n, 5, 2) || p[7] != '-' || !digits(p, n, 8, 2) ||
+	    (p[10] != 'T' && p[10] != ' ') || !digits(p, n, 11, 2) || p[13] != ':' || !digits(p, n, 14, 2) ||
+	    p[16] != ':' || !digits(p, n, 17, 2))
+		return 0;
+	if (i < n && (p[i] == '.' || p[i] == ',')) {
+		i++;
+		while (i < n && is_digit(p[i]))
+			i++;
+	}
+	if (i < n && p[i] == 'Z')
+		return i + 1;
+	if (i + 5 < n && (p[i] == '+' || p[i] == '-') && digits(p, n, i + 1, 2) && p[i + 3] == ':' &&
+	    digits(p, n, i + 4, 2))
+		return i + 6;
+	return i;
 }
 
 /* Parse `host:pid:tid [dev]` (and for WARN a `file.cc:NN` after it) at the end of the
@@ -163,11 +197,21 @@ static bool parse_prefix(const char *p, size_t n, bool warn, struct nccl_prefix 
 	end = --i;
 	while (i > 0 && !host_stop(p[i - 1]))
 		i--;
+	if (i > 0 && p[i - 1] == ':') {
+		/* A log shipper's timestamp glued to the host: "...16:39:51.208-07:00ip-10-36-29-253". */
+		size_t t = i - 1, ts;
+		while (t > 0 && !is_blank(p[t - 1]) && p[t - 1] != '|')
+			t--;
+		ts = rfc3339_len(p + t, end - t);
+		if (ts > 0 && t + ts > i && t + ts < end)
+			i = t + ts;
+	}
 	if (i == end || tid < 0)
 		return false;
 	ret->host = p + i;
 	ret->n_host = end - i;
 	ret->pid = pid;
+	ret->tid = tid;
 	ret->cuda_dev = (int)dev;
 	ret->launcher_rank = i > 0 ? parse_launcher_rank(p, i) : -1;
 	return true;
@@ -180,12 +224,9 @@ struct ll_nccl_rank *ncclscan_record_rank(struct ll_ncclscan *s, struct ll_nccls
 	struct ll_nccl_rank *r;
 
 	/* Consecutive lines of one thread share their prefix byte for byte. */
-	if (st->last && npre == st->n_last_pre && npre > 0 && memcmp(pre, st->last_pre, npre) == 0) {
-		r = st->last;
-		r->n_lines++;
-		r->last_seen = s->now;
+	if ((r = ncclscan_cached_rank(s, st, pre, npre)))
 		return r;
-	}
+	st->tid = -1;
 	if (!parse_prefix(pre, npre, warn, &px)) {
 		if (st->last)
 			r = st->last;
@@ -196,7 +237,9 @@ struct ll_nccl_rank *ncclscan_record_rank(struct ll_ncclscan *s, struct ll_nccls
 		}
 	} else if (st->last && rank_is(st->last, px.host, px.n_host, px.pid)) {
 		r = st->last;
+		st->tid = px.tid;
 	} else {
+		st->tid = px.tid;
 		r = rank_get(s, st, px.host, px.n_host, px.pid);
 		if (r->cuda_dev < 0)
 			r->cuda_dev = px.cuda_dev;
@@ -204,6 +247,7 @@ struct ll_nccl_rank *ncclscan_record_rank(struct ll_ncclscan *s, struct ll_nccls
 			r->rank = px.launcher_rank;
 	}
 	st->last = r;
+	st->last_tid = st->tid;
 	st->n_last_pre = 0;
 	if (npre <= sizeof(st->last_pre) && r->host) {
 		memcpy(st->last_pre, pre, npre);
@@ -225,14 +269,16 @@ struct ll_nccl_rank *ncclscan_prefixed_rank(struct ll_ncclscan *s, struct ll_ncc
 void ncclscan_rank_free(struct ll_nccl_rank *r)
 {
 	ncclscan_rank_clear_lists(r);
+	ncclscan_rank_clear_state(r);
 	free(r->host);
 	free(r->file);
 	free(r->version);
 	free(r->network);
 	free(r->channel_net);
 	free(r->plugin_loaded);
+	free(r->net_named);
 	free(r->bootstrap);
-	free(r);
+	free(rank_state_of(r));
 }
 
 /* ---- record boundaries -------------------------------------------------------- */

@@ -54,51 +54,141 @@ int ll_net_expect_parse(const char *s, enum ll_net_expect *ret)
 
 /* ---- verdict ------------------------------------------------------------------ */
 
+static const char *const path_names[] = {
+	[LL_NCCL_PATH_NET] = "network", [LL_NCCL_PATH_P2P] = "P2P", [LL_NCCL_PATH_SHM] = "SHM",
+	[LL_NCCL_PATH_NVLS] = "NVLS",   [LL_NCCL_PATH_COLLNET] = "CollNet",
+};
+
+const char *ll_nccl_path_name(enum ll_nccl_path p)
+{
+	return (unsigned)p < LL_ARRAY_SIZE(path_names) ? path_names[p] : "network";
+}
+
 static bool name_is_ib(const char *name)
 {
 	return name && name[0] == 'I' && name[1] == 'B';
 }
 
-/* What the host as a whole showed about RDMA being there, or meant to be. */
+static bool name_is_socket(const char *name)
+{
+	return name && strcmp(name, "Socket") == 0;
+}
+
+/* The fallback reasons, in the order they are given (docs/logs.md). */
+static const char *const REASON_IB = "InfiniBand was expected";
+static const char *const REASON_ROCE = "RoCE was expected";
+static const char *const REASON_PLUGIN = "the net plugin failed to load";
+static const char *const REASON_VERBS = "libibverbs is missing";
+static const char *const REASON_NO_DEVICE = "NET/IB found no usable device";
+static const char *const REASON_LISTED = "RDMA devices were listed but sockets carry the traffic";
+static const char *const REASON_DISABLED = "NCCL_IB_DISABLE=1 although an RDMA stack is present";
+
+/* What the host as a whole showed about RDMA being there, or meant to be, and the first
+ * line that showed each. */
 struct host_evidence {
-	bool no_device, verbs_missing, devices, ib_stack, ib_disabled;
+	const struct ll_nccl_proof *plugin_failed, *verbs_missing, *no_device, *listed, *ib_disabled;
+	bool rdma_plugin, ibext_disabled;
 };
 
-static void rank_transport(struct ll_nccl_rank *r)
+static const struct ll_nccl_proof *proof_of(struct ll_nccl_rank *r, enum proof_kind k)
 {
-	const char *name = NULL;
+	const struct ll_nccl_proof *p = &rank_state_of(r)->proofs[k];
+
+	return p->line ? p : NULL;
+}
+
+static void first_proof(const struct ll_nccl_proof **dst, const struct ll_nccl_proof *p)
+{
+	if (!*dst && p)
+		*dst = p;
+}
+
+/* NCCL 2.4.2 to 2.4.7 set up the socket transport first, for bootstrap, and print its
+ * `NET/Socket : Using` line whatever they then use (G2); from 2.4.8 it is printed only
+ * when sockets are chosen (G14). Does this process's line prove sockets? */
+static bool socket_line_proves(struct ll_nccl_rank *r, int job_version)
+{
+	int v = rank_state_of(r)->version_code ? rank_state_of(r)->version_code : job_version;
+
+	return r->socket_line_late || r->modern || v >= 20408;
+}
+
+/* The network name the process's channels or chosen networks show, weakest first. */
+static const char *comms_network(const struct ll_nccl_rank *r)
+{
+	const char *name = r->network;
+
+	for (size_t i = 0; i < r->n_comms; i++)
+		if (name_is_socket(r->comms[i].network))
+			return "Socket";
+	return name;
+}
+
+static void name_transport(const char *name, bool roce, enum ll_nccl_transport *t, const char **plugin)
+{
+	*plugin = NULL;
+	if (name_is_socket(name)) {
+		*t = LL_NCCL_TRANSPORT_SOCKET;
+	} else if (name_is_ib(name)) {
+		*t = roce ? LL_NCCL_TRANSPORT_ROCE : LL_NCCL_TRANSPORT_IB;
+		if (strcmp(name, "IB") != 0)
+			*plugin = name;
+	} else {
+		*t = LL_NCCL_TRANSPORT_PLUGIN;
+		*plugin = name;
+	}
+}
+
+static bool all_roce(const struct ll_nccl_rank *r)
+{
 	bool roce = r->n_devices > 0;
 
 	for (size_t i = 0; i < r->n_devices; i++)
 		roce &= r->devices[i].kind == LL_NCCL_DEV_ROCE;
+	return roce;
+}
 
-	r->plugin = NULL;
-	/* Channels say what carried data; "Using network" what NCCL picked; a device list
-	 * that NCCL's IB transport is usable. A `NET/Socket : Using` line alone comes
-	 * last: NCCL 2.4 prints it even when IB is then used. */
+/* Transport of a process, first rule that applies (docs/logs.md, "From evidence to
+ * verdict"); *via is the line that proved sockets. */
+static void rank_transport(struct ll_nccl_rank *r, int job_version, const struct ll_nccl_proof **via)
+{
+	const char *name = NULL, *net = comms_network(r);
+	enum proof_kind pk = PF_COUNT;
+	bool proves = socket_line_proves(r, job_version);
+
 	if (r->socket_channels > 0)
-		name = "Socket";
-	else if (r->net_channels > 0)
+		name = "Socket", pk = PF_SOCKET_CHANNEL;
+	else if (r->net_channels > 0 && r->channel_net)
 		name = r->channel_net;
-	else if (r->network)
-		name = r->network;
-	else if (r->n_devices > 0)
+	else if (net)
+		name = net, pk = PF_NETWORK_SOCKET;
+	else if (r->no_network)
+		name = NULL;
+	else if (r->net_named)
+		name = r->net_named, pk = PF_NAMED_SOCKET;
+	else if (r->ib_used)
 		name = "IB";
-	else if (r->socket_line)
-		name = "Socket";
+	else if (r->socket_threads)
+		name = "Socket", pk = PF_SOCKET_THREADS;
+	else if (r->socket_trace && proves)
+		name = "Socket", pk = PF_SOCKET_TRACE;
+	else if (r->socket_line && r->socket_line_late)
+		name = "Socket", pk = PF_SOCKET_LINE;
+	else if (r->ib_listed || r->n_devices > 0)
+		name = "IB";
+	else if (r->socket_line && proves)
+		name = "Socket", pk = PF_SOCKET_LINE;
 
+	*via = NULL;
 	if (!name) {
-		r->transport = (r->warn_mask & (1u << LL_NCCL_WARN_NO_INTERFACE)) ? LL_NCCL_TRANSPORT_NONE
-										  : LL_NCCL_TRANSPORT_UNKNOWN;
-	} else if (strcmp(name, "Socket") == 0) {
-		r->transport = LL_NCCL_TRANSPORT_SOCKET;
-	} else if (name_is_ib(name)) {
-		r->transport = roce ? LL_NCCL_TRANSPORT_ROCE : LL_NCCL_TRANSPORT_IB;
-		if (strcmp(name, "IB") != 0)
-			r->plugin = name;
+		r->transport = r->no_network || (r->warn_mask & (1u << LL_NCCL_WARN_NO_INTERFACE))
+				       ? LL_NCCL_TRANSPORT_NONE
+				       : LL_NCCL_TRANSPORT_UNKNOWN;
+		r->plugin = NULL;
 	} else {
-		r->transport = LL_NCCL_TRANSPORT_PLUGIN;
-		r->plugin = name;
+		name_transport(name, all_roce(r), &r->transport, &r->plugin);
+		if (r->transport == LL_NCCL_TRANSPORT_SOCKET && pk != PF_COUNT)
+			*via = proof_of(r, pk);
 	}
 
 	if (r->gdr_channels > 0)
@@ -107,41 +197,65 @@ static void rank_transport(struct ll_nccl_rank *r)
 		r->gdr = 0;
 	else if (r->net_channels > 0 || r->gdr_disabled_line)
 		r->gdr = 0;
+	else if (r->gdr_ring >= 0)
+		r->gdr = r->gdr_ring;
 	else if (r->gdr_enabled_line)
 		r->gdr = 1;
 	else
 		r->gdr = -1;
 }
 
-static void rank_fallback(struct ll_nccl_rank *r, const struct host_evidence *h, enum ll_net_expect expect)
+static void rank_fallback(struct ll_nccl_rank *r, const struct host_evidence *h, enum ll_net_expect expect,
+			  const struct ll_nccl_proof *via)
 {
-	bool socketish = r->transport == LL_NCCL_TRANSPORT_SOCKET || r->transport == LL_NCCL_TRANSPORT_NONE ||
-			 (r->transport == LL_NCCL_TRANSPORT_UNKNOWN && r->ib_no_device);
 	const char *why = NULL;
+	const struct ll_nccl_proof *cause = NULL;
 
-	if (!socketish || expect == LL_NET_EXPECT_SOCKET)
-		why = NULL;
-	else if (expect == LL_NET_EXPECT_IB)
-		why = "InfiniBand was expected";
-	else if (expect == LL_NET_EXPECT_ROCE)
-		why = "RoCE was expected";
-	else if (h->no_device)
-		why = "NET/IB found no usable device";
-	else if (h->verbs_missing)
-		why = "libibverbs or the RDMA net plugin is missing";
-	else if (h->devices)
-		why = "RDMA devices were listed but sockets carry the traffic";
-	else if (h->ib_disabled && h->ib_stack)
-		why = "NCCL_IB_DISABLE=1 although an RDMA stack is present";
-	r->fallback = why != NULL;
+	r->fallback = false;
+	r->fallback_reason = NULL;
+	r->fallback_cause = r->fallback_via = NULL;
+	if (expect == LL_NET_EXPECT_SOCKET || r->transport == LL_NCCL_TRANSPORT_NONE)
+		return;
+	if (r->transport == LL_NCCL_TRANSPORT_SOCKET) {
+		/* Sockets are proven: a fallback when RDMA was expected, or when the host shows
+		 * why RDMA is not in use (its line is kept either way). */
+		if ((cause = h->plugin_failed))
+			why = REASON_PLUGIN;
+		else if ((cause = h->verbs_missing))
+			why = REASON_VERBS;
+		else if ((cause = h->no_device))
+			why = REASON_NO_DEVICE;
+		else if ((cause = h->listed))
+			why = REASON_LISTED;
+		else if (h->ib_disabled && h->rdma_plugin && !h->ibext_disabled)
+			why = REASON_DISABLED, cause = h->ib_disabled;
+		if (expect == LL_NET_EXPECT_IB)
+			why = REASON_IB;
+		else if (expect == LL_NET_EXPECT_ROCE)
+			why = REASON_ROCE;
+	} else if (r->transport == LL_NCCL_TRANSPORT_UNKNOWN && (r->ib_no_device || r->verbs_missing) &&
+		   !r->ib_listed && !r->ib_used && !r->plugin_loaded && r->n_devices == 0) {
+		/* NCCL tried IB and could not use it, and no plugin is left to try before
+		 * sockets (an RDMA plugin's "No device found" is followed by NCCL's own IB). */
+		cause = proof_of(r, r->verbs_missing ? PF_VERBS_MISSING : PF_NO_DEVICE);
+		why = expect == LL_NET_EXPECT_IB     ? REASON_IB
+		      : expect == LL_NET_EXPECT_ROCE ? REASON_ROCE
+		      : r->verbs_missing             ? REASON_VERBS
+						     : REASON_NO_DEVICE;
+	}
+	if (!why)
+		return;
+	r->fallback = true;
 	r->fallback_reason = why;
+	r->fallback_cause = cause;
+	r->fallback_via = via;
+	r->gdr = 0;
 }
 
-/* Fold a member's transport/GDR/fallback into an aggregate: weakest known transport,
- * GDR off if any member is off, fallback if any member fell back. */
-static void fold(enum ll_nccl_transport *t, const char **plugin, int *gdr, bool *fb, const char **why,
-		 enum ll_nccl_transport mt, const char *mplugin, int mgdr, bool mfb, const char *mwhy,
-		 bool *any_t, bool *any_gdr_on)
+/* Fold a member's transport/GDR into an aggregate: weakest known transport, GDR off if
+ * any member is off (on is decided by the caller from *any_gdr_on). */
+static void fold(enum ll_nccl_transport *t, const char **plugin, int *gdr, enum ll_nccl_transport mt,
+		 const char *mplugin, int mgdr, bool *any_t, bool *any_gdr_on)
 {
 	if (mt != LL_NCCL_TRANSPORT_UNKNOWN && (!*any_t || mt < *t)) {
 		*t = mt;
@@ -152,10 +266,6 @@ static void fold(enum ll_nccl_transport *t, const char **plugin, int *gdr, bool 
 		*gdr = 0;
 	else if (mgdr == 1)
 		*any_gdr_on = true;
-	if (mfb && !*fb) {
-		*fb = true;
-		*why = mwhy;
-	}
 }
 
 static struct ll_nccl_host *host_find(struct ll_ncclscan *s, const char *name)
@@ -173,14 +283,105 @@ void ncclscan_hosts_release(struct ll_ncclscan *s)
 	free(s->hosts);
 	s->hosts = NULL;
 	s->n_hosts = 0;
+	free(s->comms);
+	s->comms = NULL;
+	s->n_comms = 0;
+}
+
+static void comm_verdict(const struct ll_nccl_rank *r, struct ll_nccl_comm *c)
+{
+	const char *name = NULL;
+
+	c->paths = 0;
+	if (c->net_channels || c->socket_channels)
+		c->paths |= 1u << LL_NCCL_PATH_NET;
+	if (c->p2p_channels)
+		c->paths |= 1u << LL_NCCL_PATH_P2P;
+	if (c->shm_channels)
+		c->paths |= 1u << LL_NCCL_PATH_SHM;
+	if (c->nvls_channels)
+		c->paths |= 1u << LL_NCCL_PATH_NVLS;
+	if (c->collnet_channels)
+		c->paths |= 1u << LL_NCCL_PATH_COLLNET;
+	if (c->socket_channels)
+		name = "Socket";
+	else if (c->net_channels && c->channel_net)
+		name = c->channel_net;
+	else
+		name = c->network;
+	c->plugin = NULL;
+	if (name)
+		name_transport(name, all_roce(r), &c->transport, &c->plugin);
+	else
+		c->transport = LL_NCCL_TRANSPORT_UNKNOWN;
+	c->gdr = c->gdr_channels                                 ? 1
+		 : c->transport == LL_NCCL_TRANSPORT_SOCKET      ? 0
+		 : c->net_channels                               ? 0
+								 : -1;
+}
+
+/* Group the processes' communicators by commId; one named only by its pointer is an
+ * entry of its own (pointers are per process). */
+static void job_comms(struct ll_ncclscan *s)
+{
+	_cleanup_free_ size_t *last_host = NULL; /* per entry: index + 1 of the last host counted */
+	size_t n_last = 0;
+
+	for (size_t h = 0; h < s->n_hosts; h++) {
+		const struct ll_nccl_host *host = &s->hosts[h];
+		for (size_t k = 0; k < host->n_ranks; k++) {
+			struct ll_nccl_rank *r = host->ranks[k];
+			for (size_t i = 0; i < r->n_comms; i++) {
+				struct ll_nccl_comm *c = &r->comms[i];
+				struct ll_nccl_job_comm *j = NULL;
+				size_t x;
+
+				comm_verdict(r, c);
+				if (!c->id && !c->ptr)
+					continue;
+				for (x = 0; c->id && x < s->n_comms; x++)
+					if (ll_streq(s->comms[x].id, c->id)) {
+						j = &s->comms[x];
+						break;
+					}
+				if (!j) {
+					j = ll_array_push(&s->comms, &s->n_comms, sizeof(*j));
+					j->id = c->id;
+					j->ptr = c->id ? NULL : c->ptr;
+					j->nranks = -1;
+					j->gdr = -1;
+					*(size_t *)ll_array_push(&last_host, &n_last, sizeof(size_t)) = 0;
+					x = s->n_comms - 1;
+				}
+				if (j->nranks < 0)
+					j->nranks = c->nranks;
+				j->n_members++;
+				if (last_host[x] != h + 1) {
+					j->n_hosts++;
+					last_host[x] = h + 1;
+				}
+				j->paths |= c->paths;
+				if (c->transport != LL_NCCL_TRANSPORT_UNKNOWN &&
+				    (j->transport == LL_NCCL_TRANSPORT_UNKNOWN || c->transport < j->transport)) {
+					j->transport = c->transport;
+					j->plugin = c->plugin;
+				}
+				if (c->gdr == 0 || (c->gdr == 1 && j->gdr == -1))
+					j->gdr = c->gdr;
+			}
+		}
+	}
 }
 
 const struct ll_nccl_verdict *ll_ncclscan_result(struct ll_ncclscan *s)
 {
 	struct ll_nccl_verdict *v = &s->verdict;
 	bool any_t = false, any_on = false;
+	int job_version = s->version ? ncclscan_version_code(s->version, strlen(s->version)) : 0;
+	const struct ll_nccl_proof **vias;
 
 	ncclscan_hosts_release(s);
+	vias = ll_calloc(s->n_ranks ? s->n_ranks : 1, sizeof(*vias));
 	for (size_t i = 0; i < s->n_ranks; i++) {
 		struct ll_nccl_rank *r = s->ranks[i];
 		struct ll_nccl_host *h = host_find(s, r->host);
@@ -190,7 +391,7 @@ const struct ll_nccl_verdict *ll_ncclscan_result(struct ll_ncclscan *s)
 			h->name = r->host;
 		}
 		*(struct ll_nccl_rank **)ll_array_push(&h->ranks, &h->n_ranks, sizeof(r)) = r;
-		rank_transport(r);
+		rank_transport(r, job_version, &vias[i]);
 	}
 
 	memset(v, 0, sizeof(*v));
@@ -201,34 +402,54 @@ const struct ll_nccl_verdict *ll_ncclscan_result(struct ll_ncclscan *s)
 		bool h_any_t = false, h_any_on = false;
 
 		for (size_t k = 0; k < h->n_ranks; k++) {
-			const struct ll_nccl_rank *r = h->ranks[k];
-			ev.no_device |= r->ib_no_device;
-			ev.verbs_missing |= (r->warn_mask & (1u << LL_NCCL_WARN_PLUGIN_MISSING)) != 0;
-			ev.devices |= r->n_devices > 0;
-			ev.ib_stack |= r->n_devices > 0 || name_is_ib(r->plugin_loaded) || name_is_ib(r->network);
-			ev.ib_disabled |= r->ib_disabled;
+			struct ll_nccl_rank *r = h->ranks[k];
+			first_proof(&ev.plugin_failed, proof_of(r, PF_PLUGIN_FAILED));
+			first_proof(&ev.verbs_missing, proof_of(r, PF_VERBS_MISSING));
+			first_proof(&ev.no_device, proof_of(r, PF_NO_DEVICE));
+			first_proof(&ev.listed, proof_of(r, PF_RDMA_LISTED));
+			first_proof(&ev.ib_disabled, proof_of(r, PF_IB_DISABLED));
+			ev.rdma_plugin |= name_is_ib(r->plugin_loaded) || name_is_ib(r->network);
+			ev.ibext_disabled |= r->ibext_disabled;
 		}
 		h->transport = LL_NCCL_TRANSPORT_UNKNOWN;
 		h->gdr = -1;
 		for (size_t k = 0; k < h->n_ranks; k++) {
 			struct ll_nccl_rank *r = h->ranks[k];
-			rank_fallback(r, &ev, s->expect);
-			fold(&h->transport, &h->plugin, &h->gdr, &h->fallback, &h->fallback_reason, r->transport,
-			     r->plugin, r->gdr, r->fallback, r->fallback_reason, &h_any_t, &h_any_on);
+			size_t idx = 0;
+
+			while (s->ranks[idx] != r)
+				idx++;
+			rank_fallback(r, &ev, s->expect, vias[idx]);
+			fold(&h->transport, &h->plugin, &h->gdr, r->transport, r->plugin, r->gdr, &h_any_t, &h_any_on);
+			if (r->fallback && !h->fallback) {
+				h->fallback = true;
+				h->fallback_reason = r->fallback_reason;
+				h->fallback_cause = r->fallback_cause;
+				h->fallback_via = r->fallback_via;
+			}
 			h->warn_mask |= r->warn_mask;
 			h->initialized |= r->init_complete;
 		}
 		if (h->gdr != 0 && h_any_on)
 			h->gdr = 1;
-		fold(&v->transport, &v->plugin, &v->gdr, &v->fallback, &v->fallback_reason, h->transport,
-		     h->plugin, h->gdr, h->fallback, h->fallback_reason, &any_t, &any_on);
+		h->unknown = h->transport == LL_NCCL_TRANSPORT_UNKNOWN && !h->fallback;
+		v->hosts_unknown += h->unknown;
+		fold(&v->transport, &v->plugin, &v->gdr, h->transport, h->plugin, h->gdr, &any_t, &any_on);
+		if (h->fallback && !v->fallback) {
+			v->fallback = true;
+			v->fallback_reason = h->fallback_reason;
+		}
 	}
+	free(vias);
 	if (v->gdr != 0 && any_on)
 		v->gdr = 1;
+	job_comms(s);
 	v->version = s->version;
 	v->expect = s->expect;
 	v->hosts = s->hosts;
 	v->n_hosts = s->n_hosts;
+	v->comms = s->comms;
+	v->n_comms = s->n_comms;
 	v->warnings = s->warnings;
 	v->n_warnings = s->n_warnings;
 	v->warnings_total = s->warnings_total;
@@ -343,4 +564,44 @@ void ll_nccl_host_summary(const struct ll_nccl_host *h, struct ll_buf *b)
 	if (h->fallback)
 		ll_buf_addf(b, ", FALLBACK: %s", h->fallback_reason);
 	ll_buf_release(&devs);
+}
+
+void ll_nccl_proof_describe(const struct ll_nccl_proof *p, struct ll_buf *b)
+{
+	if (p && p->line)
+		ll_buf_addf(b, "%s:%lu: %s", p->file, p->line, p->text);
+}
+
+void ll_nccl_comm_summary(const struct ll_nccl_job_comm *c, struct ll_buf *b)
+{
+	const char *gdr = c->gdr == 1 ? "on" : c->gdr == 0 ? "off" : "unknown";
+	bool first = true;
+
+	if (c->id)
+		ll_buf_addf(b, "communicator %s (", c->id);
+	else
+		ll_buf_addf(b, "communicator comm %s (", c->ptr);
+	if (c->nranks >= 0)
+		ll_buf_addf(b, "%d ranks, ", c->nranks);
+	ll_buf_addf(b, "%zu seen on %zu host%s): ", c->n_members, c->n_hosts, c->n_hosts == 1 ? "" : "s");
+	for (int p = 0; p < LL_NCCL_PATH_COUNT; p++) {
+		if (!(c->paths & (1u << p)))
+			continue;
+		if (!first)
+			ll_buf_add(b, ", ");
+		first = false;
+		if (p == LL_NCCL_PATH_NET) {
+			ll_buf_add(b, ll_nccl_transport_describe(c->transport, c->plugin));
+			if (c->plugin && c->transport != LL_NCCL_TRANSPORT_PLUGIN)
+				ll_buf_addf(b, " (plugin %s)", c->plugin);
+			ll_buf_addf(b, " with GPUDirect RDMA %s", gdr);
+		} else {
+			ll_buf_add(b, ll_nccl_path_name((enum ll_nccl_path)p));
+		}
+	}
+	if (first) {
+		if (c->transport != LL_NCCL_TRANSPORT_UNKNOWN)
+			ll_buf_addf(b, "network %s chosen, ", ll_nccl_transport_describe(c->transport, c->plugin));
+		ll_buf_add(b, "no connection seen");
+	}
 }

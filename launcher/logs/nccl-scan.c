@@ -1,52 +1,103 @@
 /* NCCL debug-log scanner (see include/llmlaunch/nccl-scan.h and docs/logs.md): the
  * scanner and its streams, cutting input into lines and lines into records.
  *
- * Hot path: one memchr per line for its end, one memmem per line for "NCCL ", then a
- * dispatch on the first byte of the message. Only the few kinds of line that matter
- * resolve their process (prefix parse + hash lookup, cached per stream), and nothing
- * is allocated per line. nccl-scan-internal.h says where the other stages live. */
+ * Hot path: one pass over each 64-byte block makes two bit masks, of its newlines and
+ * of its 'N' bytes (SSE2, the x86-64 baseline; elsewhere memchr does the same job a
+ * line at a time). A line's 'N' bytes are the only places a marker can start, so a
+ * line without one is counted and skipped, and on the others the marker and any second
+ * record on the line are found without scanning again. Then a dispatch on the first
+ * byte of the message: only the few kinds of line that matter resolve their process
+ * (prefix parse + hash lookup, cached per stream), and nothing is allocated per line.
+ * nccl-scan-internal.h says where the other stages live. */
 #include "nccl-scan-internal.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define SCAN_HAVE_AVX2 1
+#endif
 
 #define SCAN_MAX_PARTIAL (64u << 10)
+/* A log whose NCCL prefixes and markers were removed is a posted excerpt: its stripped
+ * messages are looked for in a file's first lines only, until a marker shows up. */
+#define SCAN_STRIPPED_LINES 1000
+/* How far ahead of the mask pass to prefetch (bytes). */
+#ifndef SCAN_PREFETCH
+#define SCAN_PREFETCH 1024
+#endif
 
 /* ---- lines -------------------------------------------------------------------- */
 
-/* The next "NCCL INFO ", "NCCL WARN " or "NCCL version " at or after `from`. memchr
- * for the 'N' (vectorised in libc) beats memmem here: lines are short and the first
- * 'N' of a line is nearly always the marker. */
+/* Whether a marker starts at the 'N' at q. */
+static const char *marker_at(const char *q, const char *end, enum marker *kind)
+{
+	size_t rest = (size_t)(end - q);
+
+	if (rest < 9 || q[1] != 'C' || q[2] != 'C' || q[3] != 'L' || q[4] != ' ')
+		return NULL;
+	if (memcmp(q + 5, "INFO", 4) == 0)
+		*kind = MARK_INFO;
+	else if (memcmp(q + 5, "WARN", 4) == 0)
+		*kind = MARK_WARN;
+	else if (rest >= 13 && memcmp(q + 5, "version ", 8) == 0)
+		*kind = MARK_VERSION;
+	else
+		return NULL;
+	return q;
+}
+
+/* The next "NCCL INFO ", "NCCL WARN " or "NCCL version " at or after `from`: memchr
+ * for the 'N' (vectorised in libc). */
 static const char *find_marker(const char *l, size_t n, size_t from, enum marker *kind)
 {
 	const char *p = l + from, *end = l + n;
 
 	while (p < end) {
 		const char *q = memchr(p, 'N', (size_t)(end - p));
-		size_t rest;
 
 		if (!q)
 			return NULL;
-		rest = (size_t)(end - q);
-		if (rest < 9)
-			return NULL;
-		if (q[1] == 'C' && q[2] == 'C' && q[3] == 'L' && q[4] == ' ') {
-			if (memcmp(q + 5, "INFO", 4) == 0) {
-				*kind = MARK_INFO;
-				return q;
-			}
-			if (memcmp(q + 5, "WARN", 4) == 0) {
-				*kind = MARK_WARN;
-				return q;
-			}
-			if (rest >= 13 && memcmp(q + 5, "version ", 8) == 0) {
-				*kind = MARK_VERSION;
-				return q;
-			}
-		}
+		if (marker_at(q, end, kind))
+			return q;
 		p = q + 1;
 	}
 	return NULL;
+}
+
+/* The first four bytes of every message start some recogniser below reads (the digits
+ * of "24 coll channels, ..." are checked apart). A message whose first four bytes are
+ * not one of them is done after one multiply and one load, and that well-predicted
+ * branch spares most lines the switch, whose jump a random mix of messages
+ * mispredicts. A collision of two prefixes overwrites a slot: -Woverride-init says so. */
+#define K4(a, b, c, d) ((uint32_t)(a) | (uint32_t)(b) << 8 | (uint32_t)(c) << 16 | (uint32_t)(d) << 24)
+#define K4_SLOT(k) ((uint32_t)((k) * 0xd037cdffu) >> 26)
+#define K4_ENTRY(a, b, c, d) [K4_SLOT(K4(a, b, c, d))] = K4(a, b, c, d)
+static const uint32_t msg_starts[64] = {
+	K4_ENTRY('C', 'h', 'a', 'n'), K4_ENTRY('C', 'o', 'l', 'l'), K4_ENTRY('C', 'U', 'D', 'A'),
+	K4_ENTRY('C', 'o', 'n', 'n'), K4_ENTRY('C', 'o', 'u', 'n'), K4_ENTRY('R', 'i', 'n', 'g'),
+	K4_ENTRY('N', 'E', 'T', '/'), K4_ENTRY('N', 'C', 'C', 'L'), K4_ENTRY('N', 'V', 'L', 'S'),
+	K4_ENTRY('U', 's', 'i', 'n'), K4_ENTRY('B', 'o', 'o', 't'), K4_ENTRY('n', 'c', 'c', 'l'),
+	K4_ENTRY('c', 'o', 'm', 'm'), K4_ENTRY('c', 'u', 'd', 'a'), K4_ENTRY('P', '2', 'P', ' '),
+	K4_ENTRY('A', 's', 's', 'i'), K4_ENTRY('F', 'a', 'i', 'l'), K4_ENTRY('G', 'P', 'U', ' '),
+	K4_ENTRY('I', 'n', 'i', 't'), K4_ENTRY('t', 'r', 'a', 'n'), K4_ENTRY('[', 'R', 'a', 'n'),
+};
+
+static inline bool msg_may_matter(const char *m, size_t n)
+{
+	const unsigned char *u = (const unsigned char *)m;
+	uint32_t k = K4(u[0], u[1], u[2], u[3]);
+
+	if (msg_starts[K4_SLOT(k)] != k)
+		return is_digit(m[0]);
+	/* Error traces name every file of NCCL; only the socket transport's is read. */
+	if (k == K4('t', 'r', 'a', 'n'))
+		return n > 24 && memcmp(m, "transport/net_socket.cc:", 24) == 0;
+	return true;
 }
 
 /* Which recogniser the text after "NCCL INFO " needs, if any: most lines need none,
@@ -55,51 +106,63 @@ static const char *find_marker(const char *l, size_t n, size_t from, enum marker
 static void msg_info(struct ll_ncclscan *s, struct ll_ncclscan_stream *st, struct ll_nccl_rank *r,
 		     const char *m, size_t n)
 {
-	if (n == 0)
+	const char *via;
+
+	if (n < 4 || !msg_may_matter(m, n))
 		return;
 	switch (m[0]) {
 	case 'C':
-		if (HAS(m, n, "Channel ") && find_via_net(m, n))
-			ncclscan_msg_channel(r, m, n);
+		if ((HAS(m, n, "Channel ") || HAS(m, n, "CollNet ")) && (via = find_via(m, n)))
+			ncclscan_msg_channel(st, r, m, n, via);
+		else
+			ncclscan_msg_other(s, st, r, m, n);
 		break;
 	case 'R':
-		if (HAS(m, n, "Ring ") && find_via_net(m, n))
-			ncclscan_msg_channel(r, m, n);
+		if (HAS(m, n, "Ring ") && (via = find_via(m, n)))
+			ncclscan_msg_channel(st, r, m, n, via);
 		break;
 	case 'N':
 		if (HAS(m, n, "NET/"))
 			ncclscan_msg_net(st, r, m, n);
-		else if (HAS(m, n, "NCCL_IB_DISABLE set by environment to ")) {
-			if (n > 38 && m[38] != '0')
-				r->ib_disabled = true;
-		} else if (HAS(m, n, "NCCL version "))
+		else if (HAS(m, n, "NCCL version "))
 			ncclscan_msg_version(s, r, m + 13, n - 13);
+		else
+			ncclscan_msg_other(s, st, r, m, n);
 		break;
 	case 'U':
 		if (HAS(m, n, "Using network "))
-			ncclscan_msg_using_network(r, m, n);
+			ncclscan_msg_network(st, r, m, n, m + 14, n - 14);
+		else if (HAS(m, n, "Using internal Network "))
+			ncclscan_msg_network(st, r, m, n, m + 23, n - 23);
 		break;
 	case 'B':
 		if (HAS(m, n, "Bootstrap"))
 			ncclscan_msg_bootstrap(r, m, n);
 		break;
 	case 'n':
-		if (HAS(m, n, "ncclCommInitRank"))
-			ncclscan_msg_comm(r, m, n);
+		if (HAS(m, n, "nccl"))
+			ncclscan_msg_comm(st, r, m, n);
 		break;
 	case 'c':
 		if (HAS(m, n, "comm 0x"))
-			ncclscan_msg_comm(r, m, n);
+			ncclscan_msg_comm(st, r, m, n);
+		else if (HAS(m, n, "cudaDriverVersion"))
+			r->modern = true;
 		break;
 	case 'P':
 		if (HAS(m, n, "P2P plugin "))
-			ncclscan_msg_p2p_plugin(r, m, n);
+			ncclscan_msg_p2p_plugin(st, r, m, n);
+		break;
+	case 'A': case 'F': case 'G': case 'I': case 't': case '[':
+	case '0': case '1': case '2': case '3': case '4': case '5': case '6': case '7': case '8': case '9':
+		ncclscan_msg_other(s, st, r, m, n);
 		break;
 	default:
 		break;
 	}
 }
 
+/* One line (without its newline). */
 static void scan_line(struct ll_ncclscan *s, struct ll_ncclscan_stream *st, const char *l, size_t n)
 {
 	const char *m, *rec = l;
@@ -114,9 +177,15 @@ static void scan_line(struct ll_ncclscan *s, struct ll_ncclscan_stream *st, cons
 		n--;
 	m = find_marker(l, n, 0, &kind);
 	if (!m) {
+		size_t skip;
 		if (st->cont != CONT_NONE && n > 0) {
-			size_t skip = ncclscan_continuation_prefix(l, n);
+			skip = ncclscan_continuation_prefix(l, n);
 			ncclscan_msg_continuation(st, l + skip, n - skip);
+		} else if (!st->marked && st->lineno <= SCAN_STRIPPED_LINES && n > 0 &&
+			   ncclscan_stripped_message(l, n, &skip)) {
+			/* A log whose NCCL prefixes and markers were removed: read it as long as
+			 * no marked record says the file is a normal one. */
+			msg_info(s, st, ncclscan_record_rank(s, st, l, 0, false), l + skip, n - skip);
 		}
 		return;
 	}
@@ -137,10 +206,12 @@ static void scan_line(struct ll_ncclscan *s, struct ll_ncclscan_stream *st, cons
 			/* Every process that printed counts, even with only lines that say
 			 * nothing about the network; the prefix cache keeps that cheap. */
 			struct ll_nccl_rank *r = ncclscan_record_rank(s, st, rec, (size_t)(m - rec), false);
+			st->marked = true;
 			msg_info(s, st, r, msg, nmsg);
-		}
-		else if (kind == MARK_WARN)
+		} else if (kind == MARK_WARN) {
+			st->marked = true;
 			ncclscan_msg_warn(s, st, rec, (size_t)(m - rec), msg, nmsg);
+		}
 		else
 			ncclscan_msg_version(s, ncclscan_prefixed_rank(s, st, rec, (size_t)(m - rec), false),
 					     msg, nmsg);
@@ -199,6 +270,7 @@ struct ll_ncclscan_stream *ll_ncclscan_stream_new(struct ll_ncclscan *s, const c
 	struct ll_ncclscan_stream *st = ll_calloc(1, sizeof(*st));
 
 	st->file = ll_strdup(file ? file : "-");
+	st->last_tid = st->tid = -1;
 	st->next = s->streams;
 	s->streams = st;
 	s->files++;
@@ -221,27 +293,216 @@ static void partial_add(struct ll_ncclscan *s, struct ll_ncclscan_stream *st, co
 	st->n_partial += n;
 }
 
+/* A complete line [l, e) whose first 'N' byte is at `first` and last at `last` (NULL: none).
+ * Without any it cannot hold a marker: only a wrapped list or a stripped log
+ * (nccl-scan-msg.c) reads such a line. When the first starts "NCCL INFO " just after the
+ * stream's cached prefix and the last is the N of that INFO, it is the common line: one
+ * INFO record of the last process, no other record after it, which goes straight to its
+ * recogniser. Everything else takes scan_line. */
+static inline void line_done(struct ll_ncclscan *s, struct ll_ncclscan_stream *st, const char *l, const char *e,
+			     const char *first, const char *last, unsigned long *pending)
+{
+	struct ll_nccl_rank *r;
+	enum marker kind;
+
+	/* `pending`: lines counted but not yet added to st->lineno and s->lines; added before
+	 * anything that reads them (a proof, a warning's line number) runs. */
+	if (st->cont == CONT_NONE) {
+		if (!first) {
+			if (st->marked || st->lineno + *pending >= SCAN_STRIPPED_LINES) {
+				(*pending)++;
+				return;
+			}
+		} else if (st->marked && first - l == (ptrdiff_t)st->n_last_pre && e - first >= 14 &&
+			   memcmp(first, "NCCL INFO ", 10) == 0 && (r = st->last) &&
+			   same_bytes(l, st->last_pre, st->n_last_pre) &&
+			   (last == first + 6 || !find_marker(first + 10, (size_t)(e - first - 10), 1, &kind))) {
+			/* An 'N' after the one of INFO may start a second record ("... NCCL INFO ..."
+			 * run together): then scan_line splits the line. */
+			const char *msg = first + 10, *end = e;
+
+			(*pending)++;
+			r->n_lines++;
+			/* Most messages start with nothing a recogniser reads: not even a call. */
+			if (!msg_may_matter(msg, (size_t)(e - msg)))
+				return;
+			st->lineno += *pending;
+			s->lines += *pending;
+			*pending = 0;
+			st->tid = st->last_tid;
+			r->last_seen = s->now;
+			while (end > msg && (end[-1] == '\r' || is_blank(end[-1])))
+				end--;
+			msg_info(s, st, r, msg, (size_t)(end - msg));
+			return;
+		}
+	}
+	st->lineno += *pending;
+	s->lines += *pending;
+	*pending = 0;
+	scan_line(s, st, l, (size_t)(e - l));
+}
+
+#if defined(__SSE2__)
+/* Bits of the 64 bytes at p equal to '\n' and to 'N'. */
+static inline __attribute__((always_inline)) void block_masks_sse2(const char *p, uint64_t *nl, uint64_t *nn)
+{
+	const __m128i cn = _mm_set1_epi8('\n'), cN = _mm_set1_epi8('N');
+	uint64_t a = 0, b = 0;
+
+	for (int k = 0; k < 4; k++) {
+		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)(p + 16 * k));
+		a |= (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, cn)) << (16 * k);
+		b |= (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, cN)) << (16 * k);
+	}
+	*nl = a;
+	*nn = b;
+}
+
+#ifdef SCAN_HAVE_AVX2
+__attribute__((target("avx2"), always_inline)) static inline void block_masks_avx2(const char *p, uint64_t *nl,
+										  uint64_t *nn)
+{
+	const __m256i cn = _mm256_set1_epi8('\n'), cN = _mm256_set1_epi8('N');
+	__m256i a = _mm256_loadu_si256((const __m256i *)(const void *)p);
+	__m256i b = _mm256_loadu_si256((const __m256i *)(const void *)(p + 32));
+
+	*nl = (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(a, cn)) |
+	      (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(b, cn)) << 32;
+	*nn = (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(a, cN)) |
+	      (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(b, cN)) << 32;
+}
+#endif
+
+/* Keep where a line's first and last 'N' bytes are. */
+static inline __attribute__((always_inline)) void ns_add(const char **first, const char **last, const char *base,
+							 uint64_t bits)
+{
+	if (!bits)
+		return;
+	if (!*first)
+		*first = base + __builtin_ctzll(bits);
+	*last = base + 63 - __builtin_clzll(bits);
+}
+
+/* Scan the complete lines of [p, end); returns where the unterminated rest starts. One
+ * body, made twice below: with SSE2 and, where the CPU has it, AVX2. */
+static inline __attribute__((always_inline)) const char *scan_lines_body(struct ll_ncclscan *s,
+									  struct ll_ncclscan_stream *st,
+									  const char *p, const char *end,
+									  void (*block_masks)(const char *, uint64_t *,
+											      uint64_t *))
+{
+	const char *ls = p, *c = p, *first = NULL, *last = NULL;
+	unsigned long pending = 0;
+
+	while (c < end) {
+		uint64_t nl, nn;
+		size_t len = (size_t)(end - c);
+		const char *blk = c;
+		char tail[64];
+
+		if (len < 64) {
+			memset(tail, 0, sizeof(tail));
+			memcpy(tail, c, len);
+			blk = tail;
+		} else {
+			/* Page-cache pages are scattered: prefetch across the 4 KiB boundaries the
+			 * hardware prefetcher stops at. */
+			_mm_prefetch(c + SCAN_PREFETCH, _MM_HINT_T0);
+		}
+		block_masks(blk, &nl, &nn);
+		if (len < 64) {
+			nl &= (1ULL << len) - 1;
+			nn &= (1ULL << len) - 1;
+		}
+		if (!nn && !first && nl && st->cont == CONT_NONE &&
+		    (st->marked || st->lineno + pending >= SCAN_STRIPPED_LINES)) {
+			/* No 'N' in the block and none pending: its lines hold no marker; count them. */
+			pending += (unsigned)__builtin_popcountll(nl);
+			ls = c + 64 - __builtin_clzll(nl);
+			nl = 0;
+		}
+		while (nl) {
+			unsigned b = (unsigned)__builtin_ctzll(nl);
+			uint64_t before = nn & ((1ULL << b) - 1);
+
+			ns_add(&first, &last, c, before);
+			nn &= ~before;
+			line_done(s, st, ls, c + b, first, last, &pending);
+			ls = c + b + 1;
+			first = last = NULL;
+			nl &= nl - 1;
+		}
+		ns_add(&first, &last, c, nn);
+		c += len >= 64 ? 64 : len;
+	}
+	st->lineno += pending;
+	s->lines += pending;
+	if (st->last)
+		st->last->last_seen = s->now; /* the lines the fast path gave it */
+	return ls;
+}
+
+static const char *scan_lines_sse2(struct ll_ncclscan *s, struct ll_ncclscan_stream *st, const char *p,
+				   const char *end)
+{
+	return scan_lines_body(s, st, p, end, block_masks_sse2);
+}
+
+#ifdef SCAN_HAVE_AVX2
+__attribute__((target("avx2,popcnt"))) static const char *scan_lines_avx2(struct ll_ncclscan *s,
+								     struct ll_ncclscan_stream *st, const char *p,
+								     const char *end)
+{
+	return scan_lines_body(s, st, p, end, block_masks_avx2);
+}
+#endif
+
+static const char *scan_lines(struct ll_ncclscan *s, struct ll_ncclscan_stream *st, const char *p, const char *end)
+{
+#ifdef SCAN_HAVE_AVX2
+	if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt"))
+		return scan_lines_avx2(s, st, p, end);
+#endif
+	return scan_lines_sse2(s, st, p, end);
+}
+#else
+static const char *scan_lines(struct ll_ncclscan *s, struct ll_ncclscan_stream *st, const char *p, const char *end)
+{
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		if (!nl)
+			break;
+		scan_line(s, st, p, (size_t)(nl - p));
+		p = nl + 1;
+	}
+	return p;
+}
+#endif
+
 void ll_ncclscan_feed(struct ll_ncclscan *s, struct ll_ncclscan_stream *st, const char *data, size_t n)
 {
 	const char *p = data, *end = data + n;
 
-	while (p < end) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
+	/* The end of a line begun in an earlier feed, which may have been one too long to
+	 * keep whole (its pieces count as one line: partial_add). */
+	if (st->n_partial || st->in_long_line) {
+		const char *nl = memchr(p, '\n', n);
 
 		if (!nl) {
-			partial_add(s, st, p, (size_t)(end - p));
+			partial_add(s, st, p, n);
 			return;
 		}
-		if (st->n_partial) {
-			partial_add(s, st, p, (size_t)(nl - p));
-			scan_line(s, st, st->partial, st->n_partial);
-			st->n_partial = 0;
-		} else {
-			scan_line(s, st, p, (size_t)(nl - p));
-		}
+		partial_add(s, st, p, (size_t)(nl - p));
+		scan_line(s, st, st->partial, st->n_partial);
+		st->n_partial = 0;
 		st->in_long_line = false;
 		p = nl + 1;
 	}
+	p = scan_lines(s, st, p, end);
+	if (p < end)
+		partial_add(s, st, p, (size_t)(end - p));
 }
 
 void ll_ncclscan_flush(struct ll_ncclscan *s, struct ll_ncclscan_stream *st)

@@ -311,13 +311,28 @@ static void report(struct ll_ncclwatch *w, FILE *out, bool final)
 	fflush(out);
 
 	if (w->policy == LL_FALLBACK_STOP && v->fallback && !w->stop_reason) {
-		for (size_t i = 0; i < v->n_hosts; i++)
-			if (v->hosts[i].fallback) {
-				w->stop_reason = ll_asprintf("NCCL on %s is not using RDMA: %s",
-							     v->hosts[i].name ? v->hosts[i].name : "(no host prefix)",
-							     v->hosts[i].fallback_reason);
-				break;
+		for (size_t i = 0; i < v->n_hosts; i++) {
+			const struct ll_nccl_host *h = &v->hosts[i];
+			struct ll_buf b;
+
+			if (!h->fallback)
+				continue;
+			/* Which host, and the lines that proved it: the cause, then sockets. */
+			ll_buf_init(&b);
+			ll_buf_addf(&b, "NCCL on %s is not using RDMA: %s", h->name ? h->name : "(no host prefix)",
+				    h->fallback_reason);
+			if (h->fallback_cause) {
+				ll_buf_add(&b, " (shown by ");
+				ll_nccl_proof_describe(h->fallback_cause, &b);
+				ll_buf_add(&b, ")");
 			}
+			if (h->fallback_via) {
+				ll_buf_add(&b, "; sockets: ");
+				ll_nccl_proof_describe(h->fallback_via, &b);
+			}
+			w->stop_reason = ll_buf_detach(&b);
+			break;
+		}
 	}
 }
 

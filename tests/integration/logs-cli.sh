@@ -91,37 +91,17 @@ printf 'plain text, no NCCL here\n' >"$WORK/empty.log"
 run 0 "$WORK/empty.log"
 grep -q 'no NCCL lines found' "$WORK/out" || fail "nothing-found message"
 
-# --- every real log: exit status and the three headline fields -----------------------
+# --- the real logs, a directory at a time (each file's verdict: integration/logs-corpus) ---
 if [ -n "${LL_REALDATA:-}" ] && [ -d "$LL_REALDATA/nccl_logs" ]; then
-	# file  exit  transport  gdr  fallback
-	while read -r f rc t g fb; do
-		run "$rc" --json "$LL_REALDATA/nccl_logs/$f"
-		want_json '[d["transport"], d["gdr"], d["fallback"]]' "[\"$t\", $g, $fb]" "$f"
-	done <<-'TABLE'
-	ib-09-nccl1357-h100-ib-sharp-ibext.log 0 IB null false
-	ib-21-nccl707-a100-9xmlx5-ib-and-roce.log 0 IB null false
-	roce-11-nccltests185-dgxh100-roce.log 0 RoCE null false
-	roce-19-nccltests227-l40-irdma-roce-ibext.log 0 RoCE null false
-	socket-01-nccl226-aws-no-ib-device-ens3.log 1 Socket false true
-	socket-02b-nccl952-socket-channels-socketProgress-warn.log 1 Socket false false
-	socket-03-oneflow9115-openibd-stopped-eno1-veth.log 1 Socket false true
-	socket-05-horovod3658-mpirun-prefixed-net-socket-channels.log 0 Socket false false
-	socket-06-nccl1232-rank-prefixed-net-socket.log 0 Socket false false
-	socket-22-nccltests100-hgxa100-no-libibverbs-socket-over-ipoib.log 1 Socket false true
-	socket-24-vlmevalkit975-ib-disabled-env-docker-eth0.log 1 Socket false true
-	socket-26-nccl676-dgxa100-forced-NCCL_NET-Socket.log 0 Socket false false
-	socket-27-pytorch22531-nccl2.4.2-no-libibverbs-ring-via-socket.log 1 Socket false true
-	warn-12-nccl1405-roce-completion-status12-vendor129.log 1 unknown null false
-	warn-13-nccl928-h100-ib-completion-error4-vendor81.log 1 unknown null false
-	warn-14-nccl562-a100-ibext-ibv-create-qp-failed.log 1 IB null false
-	warn-16-nccl380-a100-roce-ibv-create-cq-failed.log 1 RoCE false false
-	warn-17-nccl799-roce-ibv-modify-qp-no-such-device.log 1 RoCE null false
-	TABLE
-	n=$(ls "$LL_REALDATA/nccl_logs" | wc -l)
-	[ "$n" = 18 ] || fail "$n real logs, the table has 18: add the new ones"
-	# The whole directory at once: 40 hosts, the weakest transport wins.
+	# The weakest transport wins; the 2026 set holds a host with no network at all.
 	run 1 --json "$LL_REALDATA/nccl_logs"
-	want_json '[d["files"], d["transport"], d["fallback"], d["warnings_total"]]' '[18, "Socket", true, 16]' all
+	want_json '[d["files"], d["transport"], d["fallback"], d["warnings_total"], len(d["hosts"]), d["hosts_unknown"]]' \
+		'[18, "Socket", true, 16, 41, 4]' nccl_logs
+	if [ -d "$LL_REALDATA/nccl_logs_2026" ]; then
+		run 1 --json "$LL_REALDATA/nccl_logs_2026"
+		want_json '[d["files"], d["transport"], d["fallback"], d["warnings_total"], len(d["hosts"]), d["hosts_unknown"]]' \
+			'[50, "none", true, 21, 65, 23]' nccl_logs_2026
+	fi
 else
 	echo "LL_REALDATA/nccl_logs not present: real logs skipped (fixtures checked)" >&2
 fi
