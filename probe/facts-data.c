@@ -214,30 +214,50 @@ static void uf_union(int *parent, int a, int b)
 
 /* NVSwitches of one node form one fabric (DGX-2's two baseboards are bridged by
  * NVSwitch trunks that NVML does not report as GPU links; HGX boards likewise),
- * so every GPU with an NVSwitch link joins one domain. */
-int ll_facts_nvlink_domain(const struct ll_facts *f)
+ * so every GPU with an NVSwitch link joins one domain. Only the GPUs asked about
+ * count: two visible GPUs of an 8-GPU board form a domain of 2. */
+int ll_facts_gpu_domain(const struct ll_facts *f, const int *gpus, size_t n_sel)
 {
 	_cleanup_free_ int *parent = NULL, *size = NULL;
+	_cleanup_free_ bool *in = NULL;
 	int n = (int)f->n_gpus, sw = n, best = 0;
 
-	if (n == 0)
+	if (!f->gpus_known)
+		return -1;
+	if (!gpus)
+		n_sel = f->n_gpus;
+	if (n == 0 || n_sel == 0)
 		return 0;
 	parent = ll_calloc((size_t)n + 1, sizeof(int));
 	size = ll_calloc((size_t)n + 1, sizeof(int));
+	in = ll_calloc((size_t)n + 1, sizeof(bool));
+	for (size_t k = 0; k < n_sel; k++) {
+		int g = gpus ? gpus[k] : (int)k;
+
+		if (g < 0 || g >= n)
+			continue;
+		if (!f->gpus[g].links_known)
+			return -1;
+		in[g] = true;
+	}
 	for (int i = 0; i <= n; i++)
 		parent[i] = i;
 	for (int i = 0; i < n; i++)
-		for (size_t k = 0; k < f->gpus[i].n_nvlinks; k++) {
+		for (size_t k = 0; in[i] && k < f->gpus[i].n_nvlinks; k++) {
 			const struct ll_nvlink *l = &f->gpus[i].nvlinks[k];
 
-			if (l->remote == LL_NVLINK_REMOTE_GPU && l->remote_gpu >= 0 && l->remote_gpu < n)
+			if (l->remote == LL_NVLINK_REMOTE_GPU && l->remote_gpu >= 0 && l->remote_gpu < n &&
+			    in[l->remote_gpu])
 				uf_union(parent, i, l->remote_gpu);
 			else if (l->remote == LL_NVLINK_REMOTE_NVSWITCH)
 				uf_union(parent, i, sw);
 		}
 	for (int i = 0; i < n; i++) {
-		int r = uf_find(parent, i);
+		int r;
 
+		if (!in[i])
+			continue;
+		r = uf_find(parent, i);
 		if (++size[r] > best)
 			best = size[r];
 	}

@@ -169,6 +169,9 @@ void ll_facts_rdma_extract(hwloc_topology_t topo, struct ll_facts *f, hwloc_obj_
 	struct rdma_tmp *tmp = NULL;
 	size_t n = 0;
 
+	/* Network and RDMA devices are OS devices that hwloc's filters keep or drop
+	 * together: one of either kind means both lists are complete. */
+	f->netdevs_known |= n_objs > 0;
 	for (size_t oi = 0; oi < n_objs; oi++) {
 		hwloc_obj_t o = objs[oi];
 		struct ll_rdma_device *d;
@@ -361,6 +364,7 @@ void ll_facts_netifs_extract(hwloc_topology_t topo, struct ll_facts *f)
 	_cleanup_free_ hwloc_obj_t *objs = NULL;
 	size_t n_objs = devices_of(topo, HWLOC_OBJ_OSDEV_NETWORK, "Network", &objs);
 
+	f->netdevs_known |= n_objs > 0;
 	for (size_t oi = 0; oi < n_objs; oi++) {
 		hwloc_obj_t o = objs[oi];
 		struct ll_netif *n;

@@ -183,6 +183,10 @@ static void gpu_facts(hwloc_topology_t topo, struct ll_facts *f, hwloc_obj_t **r
 		t->gpu.cpuset = cpuset_of(topo, o);
 		t->gpu.nvlinks_active = (int)ll_facts_parse_long(gpu_info(o, LL_INFO_NVLINKS_ACTIVE), 10);
 		t->gpu.nvlinks_inactive = (int)ll_facts_parse_long(gpu_info(o, LL_INFO_NVLINKS_INACTIVE), 10);
+		/* llmlaunch's NVML reader records the counts, zero included, whenever
+		 * it could ask: zero active links is "no NVLink". Active links that are
+		 * not in the matrix (a version it cannot map) leave the peers unknown. */
+		t->gpu.links_known = t->gpu.nvlinks_active == 0;
 	}
 	if (n > 1)
 		qsort(tmp, n, sizeof(*tmp), gpu_tmp_cmp);
@@ -239,6 +243,8 @@ static void nvlink_facts(hwloc_topology_t topo, struct ll_facts *f, hwloc_obj_t 
 			if (gi < 0)
 				continue;
 			g = &f->gpus[gi];
+			/* An end of the matrix: its row is the whole truth about its links. */
+			g->links_known = true;
 			for (unsigned j = 0; j < m->nbobjs; j++) {
 				hwloc_obj_t oj = m->objs[j];
 				hwloc_obj_t pj = oj && oj->type == HWLOC_OBJ_OS_DEVICE ? ll_facts_pci_parent(oj) : oj;
@@ -296,6 +302,9 @@ int ll_probe_facts(hwloc_topology_t topo, const char *source, struct ll_facts **
 	(void)err;
 	f = ll_calloc(1, sizeof(*f));
 	f->source = ll_strdup(source);
+	/* GPUs are PCI devices: without any PCI object (an export made with I/O
+	 * filtered out) whether the node has GPUs is unknown. */
+	f->gpus_known = hwloc_get_next_pcidev(topo, NULL) != NULL;
 	host_facts(topo, f);
 	gpu_facts(topo, f, &gpu_objs);
 	nvlink_facts(topo, f, gpu_objs);

@@ -57,6 +57,9 @@ struct ll_gpu {
 	size_t n_nvlinks;
 	int nvlinks_active;      /* from NVML: active links, -1 unknown */
 	int nvlinks_inactive;    /* from NVML: links present but down, -1 unknown */
+	/* The GPU's links are known: it is an end of a GPU-link matrix (NVLinkBandwidth),
+	 * or NVML's link counts were recorded. False: nvlinks says nothing, not "none". */
+	bool links_known;
 };
 
 enum ll_link_layer { LL_LINK_LAYER_UNKNOWN = 0, LL_LINK_LAYER_INFINIBAND, LL_LINK_LAYER_ETHERNET };
@@ -180,6 +183,11 @@ struct ll_core {
 };
 
 struct ll_facts {
+	/* What the topology can tell at all. A plain lstopo export may hold no I/O
+	 * objects (hwloc's I/O filters, or an excerpt): then the lists below are empty
+	 * because nothing was recorded, not because the node has nothing. */
+	bool gpus_known;         /* PCI objects exist: gpus[] is every GPU of the node */
+	bool netdevs_known;      /* network or RDMA OS devices exist: rdma[] and netifs[] are complete */
 	char *hostname;          /* NULL unknown */
 	char *dmi_product_name;  /* /sys/class/dmi/id/product_name, NULL unknown */
 	char *source;            /* "live", "fsroot:DIR" or "snapshot:FILE" */
@@ -218,9 +226,11 @@ static inline enum ll_path ll_facts_gpu_nic(const struct ll_facts *f, size_t gpu
 /* Nearest RDMA device to a GPU (lowest path class, then lowest index); -1 if none. */
 int ll_facts_nearest_rdma(const struct ll_facts *f, size_t gpu);
 
-/* Size of the NVLink domain: the largest set of GPUs joined by NVLink, directly or
- * through NVSwitches. 1 when GPUs exist but no NVLink is known; 0 without GPUs. */
-int ll_facts_nvlink_domain(const struct ll_facts *f);
+/* Size of the NVLink domain of the GPUs gpus[0..n) (indices into f->gpus; NULL:
+ * every GPU): the largest set of them joined by NVLink, directly or through
+ * NVSwitches. 1 when every one of them is known to have no link to another; 0
+ * without GPUs (known); -1 unknown: GPUs unknown, or some GPU's links unknown. */
+int ll_facts_gpu_domain(const struct ll_facts *f, const int *gpus, size_t n);
 
 const struct ll_netif *ll_facts_netif(const struct ll_facts *f, const char *name);
 const struct ll_rdma_device *ll_facts_rdma(const struct ll_facts *f, const char *name);

@@ -107,8 +107,10 @@ void ll_plan_set(struct ll_plan *p, const char *name, const char *value, enum ll
  * the usual layout advice (tensor/pipeline parallel inside the NVLink domain, data
  * parallel across nodes). Appended to `out`. */
 void ll_plan_summary(const struct ll_plan *p, struct ll_buf *out);
-/* The same from facts alone (a plan with no profile, environment or command line),
- * for `probe`. Returns 0 or -errno. */
+/* The plan of the facts alone: no profile, environment or command line, one node
+ * (what `probe` reports). Returns 0 or -errno. */
+int ll_plan_from_facts(const struct ll_facts *f, struct ll_plan **ret);
+/* ll_plan_summary() of that plan. Returns 0 or -errno. */
 int ll_plan_parallelism_summary(const struct ll_facts *f, struct ll_buf *out);
 
 #endif

@@ -14,6 +14,7 @@ struct plan_net {
 	enum ll_link_layer link_layer;  /* of the chosen ports */
 	bool link_layer_inferred;       /* some link layer came from LID/netdev, not sysfs */
 	bool states_unknown;            /* no ACTIVE port, but some ports of unknown state */
+	bool devices_unknown;           /* the topology cannot tell which RDMA devices exist */
 	int active_ib_ports;            /* ACTIVE InfiniBand ports on the node (lint) */
 	/* Needed GDR class: the loosest over GPUs of the class to their nearest chosen NIC. */
 	enum ll_path gdr_needed;
@@ -30,6 +31,16 @@ struct plan_state {
 	struct plan_net net;
 	int cores_per_rank;             /* from --set/profile 'cores-per-rank', 0 = even share */
 };
+
+/* The reasons every rule gives when the topology cannot tell (llmlaunch/facts.h,
+ * gpus_known and netdevs_known): one wording, so explain reads the same everywhere. */
+#define LL_PLAN_GPUS_UNKNOWN "GPUs unknown: the topology has no PCI objects (an export without I/O)"
+#define LL_PLAN_NETDEVS_UNKNOWN \
+	"network and RDMA devices unknown: the topology has no network OS devices (an export without I/O)"
+#define LL_PLAN_NVLINK_UNKNOWN_EXPORT \
+	"NVLink unknown: this export has no NVML data (no NVLinkBandwidth matrix, no NVLink counts)"
+#define LL_PLAN_NVLINK_UNKNOWN_LIVE \
+	"NVLink unknown: NVML gave no answer on this node (no NVIDIA driver, or its library failed)"
 
 /* Append a decided value with source probe/default. value NULL: left unset. */
 void plan_decide(struct plan_state *s, const char *name, const char *value, enum ll_source source,

@@ -155,10 +155,11 @@ static void decide_socket_if(struct plan_state *s)
 		nccl = ll_asprintf("=%s", best->name);
 		plan_decide(s, "NCCL_SOCKET_IFNAME", nccl, LL_SOURCE_PROBE, true, "%s", why.s);
 		plan_decide(s, "GLOO_SOCKET_IFNAME", best->name, LL_SOURCE_PROBE, true, "same interface as NCCL");
-	} else if (f->n_netifs == 0) {
-		plan_decide(s, "NCCL_SOCKET_IFNAME", NULL, LL_SOURCE_PROBE, true,
-			    "no network interface known (snapshot without I/O?): NCCL chooses at run time");
-		plan_decide(s, "GLOO_SOCKET_IFNAME", NULL, LL_SOURCE_PROBE, true, "no network interface known");
+	} else if (!f->netdevs_known || f->n_netifs == 0) {
+		plan_decide(s, "NCCL_SOCKET_IFNAME", NULL, LL_SOURCE_PROBE, true, "%s: NCCL chooses at run time",
+			    f->netdevs_known ? "no network interface known" : LL_PLAN_NETDEVS_UNKNOWN);
+		plan_decide(s, "GLOO_SOCKET_IFNAME", NULL, LL_SOURCE_PROBE, true,
+			    f->netdevs_known ? "no network interface known" : "network interfaces unknown");
 	} else {
 		plan_decide(s, "NCCL_SOCKET_IFNAME", NULL, LL_SOURCE_PROBE, true, "no usable interface: %s", why.s);
 		plan_decide(s, "GLOO_SOCKET_IFNAME", NULL, LL_SOURCE_PROBE, true, "no usable interface");
@@ -319,7 +320,10 @@ static void decide_gdr(struct plan_state *s)
 
 	if (net->n_chosen == 0 || s->n_gpus == 0) {
 		plan_decide(s, "NCCL_NET_GDR_LEVEL", NULL, LL_SOURCE_PROBE, true,
-			    net->n_chosen == 0 ? "no RDMA port in use" : "no GPUs");
+			    net->devices_unknown ? "RDMA devices unknown"
+			    : net->n_chosen == 0 ? "no RDMA port in use"
+			    : f->gpus_known	 ? "no GPUs"
+						 : "GPUs unknown");
 		return;
 	}
 	for (size_t g = 0; g < s->n_gpus; g++) {
@@ -459,6 +463,14 @@ static void decide_rdma(struct plan_state *s)
 	bool unknown_state = false, inferred = false;
 	struct ll_buf value, left, why;
 
+	if (!f->netdevs_known) {
+		/* "No RDMA device" is not a fact here: disabling IB would be a guess. */
+		net->states_unknown = net->devices_unknown = true;
+		plan_decide(s, "NCCL_IB_DISABLE", NULL, LL_SOURCE_PROBE, true, "%s: NCCL finds out at run time",
+			    LL_PLAN_NETDEVS_UNKNOWN);
+		plan_decide(s, "NCCL_IB_HCA", NULL, LL_SOURCE_PROBE, true, "RDMA devices unknown");
+		return;
+	}
 	for (size_t d = 0; d < f->n_rdma; d++) {
 		const struct ll_rdma_device *dev = &f->rdma[d];
 		const char *unsuitable = device_unsuitable(dev);

@@ -91,6 +91,13 @@ int plan_gpus_decide(struct plan_state *s, struct ll_error *err)
 	const char *origin = NULL, *list, *slurm_var = NULL;
 	(void)err;
 
+	if (!f->gpus_known) {
+		/* Neither an order nor a selection can be checked against GPUs nobody
+		 * recorded; what the user brings is passed on as it is. */
+		plan_decide(s, "CUDA_DEVICE_ORDER", NULL, LL_SOURCE_PROBE, true, "%s", LL_PLAN_GPUS_UNKNOWN);
+		plan_decide(s, "CUDA_VISIBLE_DEVICES", NULL, LL_SOURCE_PROBE, true, "%s", LL_PLAN_GPUS_UNKNOWN);
+		return 0;
+	}
 	if (f->n_gpus == 0) {
 		plan_decide(s, "CUDA_DEVICE_ORDER", NULL, LL_SOURCE_PROBE, true, "no GPUs on this node");
 		return 0;
@@ -153,6 +160,15 @@ static void decide_nproc(struct plan_state *s)
 		n = (int)s->n_gpus;
 		snprintf(num, sizeof(num), "%d", n);
 		plan_decide(s, "nproc-per-node", num, LL_SOURCE_PROBE, false, "one worker per visible GPU");
+	} else if (!s->f->gpus_known) {
+		/* torchrun needs a count; its own default is 1. Not a guess about the
+		 * node: a default, and the lint says to give the real count. */
+		n = 1;
+		plan_decide(s, "nproc-per-node", "1", LL_SOURCE_DEFAULT, false,
+			    "%s: torchrun's default of one worker", LL_PLAN_GPUS_UNKNOWN);
+		plan_lint(s, LL_LINT_WARNING, "nproc-per-node",
+			  "the number of GPUs is unknown (the topology has no PCI objects): one worker is "
+			  "started; give --nproc-per-node, or probe the node itself");
 	} else {
 		n = 1;
 		plan_decide(s, "nproc-per-node", "1", LL_SOURCE_DEFAULT, false,

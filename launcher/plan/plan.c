@@ -271,14 +271,30 @@ static void plan_decide_facts(struct plan_state *s)
 	snprintf(num, sizeof(num), "%d", s->p->nnodes);
 	plan_decide(s, "LLMLAUNCH_NNODES", num, LL_SOURCE_DEFAULT, true,
 		    s->p->nnodes == 1 ? "one node unless cluster agreement says otherwise" : "nodes in the job");
-	snprintf(num, sizeof(num), "%zu", s->n_gpus);
-	plan_decide(s, "LLMLAUNCH_GPUS_PER_NODE", num, LL_SOURCE_PROBE, true, "GPUs this node's workers get");
-	if (f->n_gpus > 0) {
-		snprintf(num, sizeof(num), "%d", ll_facts_nvlink_domain(f));
-		plan_decide(s, "LLMLAUNCH_NVLINK_DOMAIN", num, LL_SOURCE_PROBE, true,
-			    "largest set of GPUs joined by NVLink/NVSwitch (1: no NVLink known)");
+	if (!f->gpus_known) {
+		plan_decide(s, "LLMLAUNCH_GPUS_PER_NODE", NULL, LL_SOURCE_PROBE, true, "%s", LL_PLAN_GPUS_UNKNOWN);
+		plan_decide(s, "LLMLAUNCH_NVLINK_DOMAIN", NULL, LL_SOURCE_PROBE, true, "%s", LL_PLAN_GPUS_UNKNOWN);
 	} else {
-		plan_decide(s, "LLMLAUNCH_NVLINK_DOMAIN", "0", LL_SOURCE_PROBE, true, "no GPUs");
+		int domain = ll_facts_gpu_domain(f, s->gpus, s->n_gpus);
+
+		snprintf(num, sizeof(num), "%zu", s->n_gpus);
+		plan_decide(s, "LLMLAUNCH_GPUS_PER_NODE", num, LL_SOURCE_PROBE, true, "GPUs this node's workers get");
+		if (s->n_gpus == 0) {
+			plan_decide(s, "LLMLAUNCH_NVLINK_DOMAIN", "0", LL_SOURCE_PROBE, true,
+				    f->n_gpus ? "no GPU visible" : "no GPUs");
+		} else if (domain < 0) {
+			/* Absent NVLink facts are not "no NVLink": a plain export lists SXM
+			 * GPUs joined by NVSwitches exactly like PCIe cards. */
+			plan_decide(s, "LLMLAUNCH_NVLINK_DOMAIN", NULL, LL_SOURCE_PROBE, true, "%s",
+				    f->source && ll_startswith(f->source, "snapshot:") ? LL_PLAN_NVLINK_UNKNOWN_EXPORT
+										     : LL_PLAN_NVLINK_UNKNOWN_LIVE);
+		} else {
+			snprintf(num, sizeof(num), "%d", domain);
+			plan_decide(s, "LLMLAUNCH_NVLINK_DOMAIN", num, LL_SOURCE_PROBE, true,
+				    s->n_gpus == 1 ? "one GPU"
+				    : domain == 1  ? "no NVLink between the workers' GPUs"
+						   : "largest set of the workers' GPUs joined by NVLink/NVSwitch");
+		}
 	}
 
 	if (net->n_chosen > 0) {
@@ -309,8 +325,8 @@ static void plan_decide_facts(struct plan_state *s)
 				    "rate of some chosen port unknown");
 		}
 	} else if (net->states_unknown) {
-		plan_decide(s, "LLMLAUNCH_NET", "unknown", LL_SOURCE_PROBE, true,
-			    "RDMA port states unknown: NCCL decides at run time");
+		plan_decide(s, "LLMLAUNCH_NET", "unknown", LL_SOURCE_PROBE, true, "%s: NCCL decides at run time",
+			    net->devices_unknown ? LL_PLAN_NETDEVS_UNKNOWN : "RDMA port states unknown");
 		plan_decide(s, "LLMLAUNCH_NET_GBPS", NULL, LL_SOURCE_PROBE, true, "network unknown");
 	} else {
 		plan_decide(s, "LLMLAUNCH_NET", "socket", LL_SOURCE_PROBE, true, "no usable RDMA port: TCP sockets");
@@ -400,6 +416,7 @@ void ll_plan_summary(const struct ll_plan *p, struct ll_buf *out)
 	const char *dom = ll_plan_value(p, "LLMLAUNCH_NVLINK_DOMAIN");
 	const char *net = ll_plan_value(p, "LLMLAUNCH_NET");
 	const char *gbps = ll_plan_value(p, "LLMLAUNCH_NET_GBPS");
+	const struct ll_setting *dom_setting = ll_plan_get(p, "LLMLAUNCH_NVLINK_DOMAIN");
 	int n_gpus = gpus ? atoi(gpus) : 0, domain = dom ? atoi(dom) : 0;
 	const char *net_text = ll_streq(net, "ib")     ? "InfiniBand"
 			       : ll_streq(net, "roce")   ? "RoCE"
@@ -407,16 +424,37 @@ void ll_plan_summary(const struct ll_plan *p, struct ll_buf *out)
 			       : ll_streq(net, "socket") ? "TCP sockets"
 							 : "unknown";
 
-	if (n_gpus == 0)
+	/* What is not known is said, never turned into advice. */
+	if (!gpus)
+		ll_buf_add(out, "GPUs unknown (the topology has no PCI objects); ");
+	else if (n_gpus == 0)
 		ll_buf_add(out, "No GPUs for the workers: CPU training over gloo, ");
+	else if (!dom)
+		ll_buf_addf(out, "%d GPU%s per node, NVLink unknown; ", n_gpus, n_gpus == 1 ? "" : "s");
 	else
 		ll_buf_addf(out, "%d GPU%s per node, NVLink domain of %d; ", n_gpus, n_gpus == 1 ? "" : "s", domain);
 	ll_buf_addf(out, "network between nodes: %s", net_text);
 	if (gbps)
 		ll_buf_addf(out, " (%s Gb/s per node)", gbps);
 	ll_buf_addf(out, "; %d node%s. ", p->nnodes, p->nnodes == 1 ? "" : "s");
-	if (n_gpus == 0)
+	if (!gpus)
+		ll_buf_add(out, "No layout advice without the GPUs: probe the node itself, or give an export made "
+				"with I/O ('lstopo --of xml' keeps GPUs and NICs by default).");
+	else if (n_gpus == 0)
 		ll_buf_add(out, "Use data parallelism only.");
+	else if (n_gpus == 1)
+		ll_buf_add(out, "One GPU per node: data parallelism across nodes (FSDP/ZeRO sharding to save memory).");
+	else if (!dom) {
+		/* The reason's first clause: "NVLink unknown: this export has no NVML data". */
+		const char *why = dom_setting && dom_setting->reason ? dom_setting->reason : "NVLink unknown";
+		int len = (int)strcspn(why, "(");
+
+		while (len > 0 && why[len - 1] == ' ')
+			len--;
+		ll_buf_addf(out, "%.*s; whether tensor parallelism stays on NVLink or crosses PCIe cannot be said: "
+				 "check 'nvidia-smi topo -m' on the node (NV# entries), or probe the node itself.",
+			    len, why);
+	}
 	else if (domain > 1)
 		ll_buf_addf(out,
 			    "Keep tensor parallelism (and pipeline stages, when the model needs them) inside the "
@@ -432,14 +470,20 @@ void ll_plan_summary(const struct ll_plan *p, struct ll_buf *out)
 				"larger batches or gradient accumulation help.");
 }
 
-int ll_plan_parallelism_summary(const struct ll_facts *f, struct ll_buf *out)
+int ll_plan_from_facts(const struct ll_facts *f, struct ll_plan **ret)
 {
 	static char *const no_environ[] = { NULL };
 	struct ll_plan_input in = { .facts = f, .environ = no_environ, .nnodes = 1 };
+
+	return ll_plan_build(&in, ret, NULL);
+}
+
+int ll_plan_parallelism_summary(const struct ll_facts *f, struct ll_buf *out)
+{
 	_cleanup_(ll_plan_freep) struct ll_plan *p = NULL;
 	int r;
 
-	r = ll_plan_build(&in, &p, NULL);
+	r = ll_plan_from_facts(f, &p);
 	if (r < 0)
 		return r;
 	ll_plan_summary(p, out);

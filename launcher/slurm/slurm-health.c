@@ -56,6 +56,11 @@ static void check_ports(const struct ll_facts *f, const struct ll_profile_expect
 	if (e->active_rdma_ports < 0 && want == LL_LINK_LAYER_UNKNOWN)
 		return;
 	h->n_stated += (e->active_rdma_ports >= 0) + (want != LL_LINK_LAYER_UNKNOWN);
+	if (!f->netdevs_known) {
+		add(&h->notes, &h->n_notes,
+		    ll_strdup("RDMA devices are unknown (a topology without network OS devices): ports not checked"));
+		return;
+	}
 	for (size_t i = 0; i < f->n_rdma; i++)
 		for (size_t j = 0; j < f->rdma[i].n_ports; j++) {
 			const struct ll_rdma_port *p = &f->rdma[i].ports[j];
@@ -96,7 +101,11 @@ void ll_health_check(const struct ll_facts *f, const struct ll_profile_expect *e
 {
 	*h = (struct ll_health){ 0 };
 
-	if (e->gpus >= 0) {
+	if (e->gpus >= 0 && !f->gpus_known) {
+		h->n_stated++;
+		add(&h->notes, &h->n_notes,
+		    ll_strdup("GPUs are unknown (a topology without PCI objects): the GPU count is not checked"));
+	} else if (e->gpus >= 0) {
 		h->n_stated++;
 		h->n_checked++;
 		if (f->n_gpus < (size_t)e->gpus)

@@ -224,9 +224,12 @@ static void t_dgx2(void **state)
 	(void)state;
 
 	assert_val(l.plan, "LLMLAUNCH_NVLINK_DOMAIN", "16");
-	assert_val(l.plan, "NCCL_IB_DISABLE", "1");
+	/* The export keeps no network OS device: "no RDMA" is not a fact. */
+	assert_val(l.plan, "NCCL_IB_DISABLE", NULL);
+	assert_reason_has(l.plan, "NCCL_IB_DISABLE", "network and RDMA devices unknown");
+	assert_val(l.plan, "LLMLAUNCH_NET", "unknown");
 	assert_val(l.plan, "NCCL_SOCKET_IFNAME", NULL);
-	assert_reason_has(l.plan, "NCCL_SOCKET_IFNAME", "no network interface known");
+	assert_reason_has(l.plan, "NCCL_SOCKET_IFNAME", "network and RDMA devices unknown");
 	assert_int_equal(l.plan->nproc_per_node, 16);
 	ll_buf_init(&b);
 	assert_int_equal(ll_plan_parallelism_summary(l.facts, &b), 0);
@@ -268,7 +271,9 @@ static void t_fixture(void **state)
 	assert_val(l.plan, "LLMLAUNCH_NET", "ib");
 	assert_val(l.plan, "LLMLAUNCH_NET_GBPS", NULL);
 	assert_val(l.plan, "LLMLAUNCH_GPUS_PER_NODE", "4");
-	assert_val(l.plan, "LLMLAUNCH_NVLINK_DOMAIN", "1");
+	/* PCI devices only: NVLink is unknown, not absent. */
+	assert_val(l.plan, "LLMLAUNCH_NVLINK_DOMAIN", NULL);
+	assert_reason_has(l.plan, "LLMLAUNCH_NVLINK_DOMAIN", "NVLink unknown: this export has no NVML data");
 	assert_val(l.plan, "nproc-per-node", "4");
 	/* Two ranks share each NUMA node's 4 cores. */
 	assert_val(l.plan, "OMP_NUM_THREADS", "2");
@@ -308,6 +313,51 @@ static void t_fixture(void **state)
 	unload(&l);
 }
 
+/* A real export without any I/O object (Cascade Lake-AP, hwloc 1.11.8): GPUs, RDMA
+ * devices and interfaces are all unknown; nothing is set from that. */
+static void t_no_io(void **state)
+{
+	if (realdata_absent(__func__))
+		skip();
+	struct loaded l = load("mpibind-2/cascade-lake-ap-snl-hwloc1.xml");
+	struct ll_buf b;
+	(void)state;
+
+	assert_false(l.facts->gpus_known);
+	assert_false(l.facts->netdevs_known);
+	assert_val(l.plan, "NCCL_IB_DISABLE", NULL);
+	assert_val(l.plan, "NCCL_IB_HCA", NULL);
+	assert_val(l.plan, "NCCL_SOCKET_IFNAME", NULL);
+	assert_val(l.plan, "CUDA_DEVICE_ORDER", NULL);
+	assert_val(l.plan, "LLMLAUNCH_GPUS_PER_NODE", NULL);
+	assert_val(l.plan, "LLMLAUNCH_NET", "unknown");
+	assert_val(l.plan, "OMP_NUM_THREADS", "96");
+	ll_buf_init(&b);
+	assert_int_equal(ll_plan_parallelism_summary(l.facts, &b), 0);
+	assert_non_null(strstr(b.s, "GPUs unknown"));
+	ll_buf_release(&b);
+	unload(&l);
+}
+
+/* JURECA-DC's A100-SXM4 appear as PCI devices only: the advice says NVLink is
+ * unknown instead of "No NVLink between GPUs". */
+static void t_a100_pci_only_advice(void **state)
+{
+	if (realdata_absent(__func__))
+		skip();
+	struct loaded l = load("psmgmt/topo.jrc0323.xml");
+	struct ll_buf b;
+	(void)state;
+
+	ll_buf_init(&b);
+	ll_plan_summary(l.plan, &b);
+	assert_non_null(strstr(b.s, "4 GPUs per node, NVLink unknown"));
+	assert_non_null(strstr(b.s, "NVLink unknown: this export has no NVML data"));
+	assert_null(strstr(b.s, "No NVLink between GPUs"));
+	ll_buf_release(&b);
+	unload(&l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -318,6 +368,8 @@ int main(void)
 		cmocka_unit_test(t_arm64_ulna),
 		cmocka_unit_test(t_usnic),
 		cmocka_unit_test(t_dgx2),
+		cmocka_unit_test(t_no_io),
+		cmocka_unit_test(t_a100_pci_only_advice),
 	};
 
 	realdata = getenv("LL_REALDATA");

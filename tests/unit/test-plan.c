@@ -63,6 +63,9 @@ static struct fx *fx_new(int n_numa, int per, int smt)
 	x->f.cores = x->cores;
 	x->f.numa_nodes = x->numa;
 	x->f.gdr_ready = LL_UNKNOWN;
+	/* A node as a live probe sees it: the PCI tree and the network devices were read. */
+	x->f.gpus_known = true;
+	x->f.netdevs_known = true;
 	x->f.n_pus = total * smt;
 	for (int n = 0; n < n_numa; n++) {
 		x->numa[n].os_index = n;
@@ -97,6 +100,8 @@ static int fx_gpu(struct fx *x, int numa)
 	x->gpus[i].uuid = fx_str(x, "GPU-%08x-1111-2222-3333-444444444444", 0xabc00 + i);
 	x->gpus[i].nvlinks_active = -1;
 	x->gpus[i].nvlinks_inactive = -1;
+	/* NVML answered: no link unless a case adds one. */
+	x->gpus[i].links_known = true;
 	return i;
 }
 
@@ -810,6 +815,131 @@ static void t_summary(void **state)
 	fx_free(x);
 }
 
+/* An export without I/O objects: no GPU, RDMA device or interface can be said to
+ * exist or not. Nothing is set from that silence, and the advice says so. */
+static void t_unknown_io(void **state)
+{
+	struct fx *x = fx_new(2, 4, 1);
+	struct ll_plan *p;
+	struct ll_buf b;
+	(void)state;
+
+	x->f.gpus_known = false;
+	x->f.netdevs_known = false;
+	p = fx_plan(x);
+	assert_val(p, "NCCL_IB_DISABLE", NULL);
+	assert_reason_has(p, "NCCL_IB_DISABLE", "network and RDMA devices unknown");
+	assert_val(p, "NCCL_IB_HCA", NULL);
+	assert_val(p, "NCCL_SOCKET_IFNAME", NULL);
+	assert_reason_has(p, "NCCL_SOCKET_IFNAME", "no network OS devices");
+	assert_val(p, "CUDA_DEVICE_ORDER", NULL);
+	assert_reason_has(p, "CUDA_DEVICE_ORDER", "GPUs unknown");
+	assert_val(p, "LLMLAUNCH_GPUS_PER_NODE", NULL);
+	assert_val(p, "LLMLAUNCH_NVLINK_DOMAIN", NULL);
+	assert_val(p, "LLMLAUNCH_NET", "unknown");
+	assert_val(p, "NCCL_NET_GDR_LEVEL", NULL);
+	assert_reason_has(p, "NCCL_NET_GDR_LEVEL", "RDMA devices unknown");
+	assert_val(p, "nproc-per-node", "1");
+	assert_lint(p, LL_LINT_WARNING, "nproc-per-node", "the number of GPUs is unknown");
+	ll_buf_init(&b);
+	ll_plan_summary(p, &b);
+	assert_string_equal(b.s, "GPUs unknown (the topology has no PCI objects); network between nodes: unknown; "
+				 "1 node. No layout advice without the GPUs: probe the node itself, or give an export "
+				 "made with I/O ('lstopo --of xml' keeps GPUs and NICs by default).");
+	ll_buf_release(&b);
+	ll_plan_free(p);
+
+	/* The PCI tree is there but no network OS device: GPUs are facts, RDMA is not. */
+	x->f.gpus_known = true;
+	fx_gpu(x, 0);
+	p = fx_plan(x);
+	assert_val(p, "CUDA_DEVICE_ORDER", "PCI_BUS_ID");
+	assert_val(p, "LLMLAUNCH_GPUS_PER_NODE", "1");
+	assert_val(p, "NCCL_IB_DISABLE", NULL);
+	assert_val(p, "LLMLAUNCH_NET", "unknown");
+	ll_plan_free(p);
+
+	/* The same node known to have no RDMA device: then, and only then, sockets. */
+	x->f.netdevs_known = true;
+	p = fx_plan(x);
+	assert_val(p, "NCCL_IB_DISABLE", "1");
+	assert_reason_has(p, "NCCL_IB_DISABLE", "no RDMA device on this node");
+	assert_val(p, "LLMLAUNCH_NET", "socket");
+	ll_plan_free(p);
+	fx_free(x);
+}
+
+/* GPUs known from PCI but their links not (no NVML data): the domain is unknown,
+ * and the advice does not conclude "no NVLink". */
+static void t_unknown_nvlink(void **state)
+{
+	struct fx *x = two_gpu_ib();
+	struct ll_plan *p;
+	struct ll_buf b;
+	(void)state;
+
+	x->gpus[0].links_known = false;
+	x->gpus[1].links_known = false;
+	x->f.source = "snapshot:a100.xml";
+	p = fx_plan(x);
+	assert_val(p, "LLMLAUNCH_NVLINK_DOMAIN", NULL);
+	assert_reason_has(p, "LLMLAUNCH_NVLINK_DOMAIN", "NVLink unknown: this export has no NVML data");
+	ll_buf_init(&b);
+	ll_plan_summary(p, &b);
+	assert_string_equal(b.s, "2 GPUs per node, NVLink unknown; network between nodes: InfiniBand (400 Gb/s per "
+				 "node); 1 node. NVLink unknown: this export has no NVML data; whether tensor "
+				 "parallelism stays on NVLink or crosses PCIe cannot be said: check 'nvidia-smi topo "
+				 "-m' on the node (NV# entries), or probe the node itself.");
+	assert_null(strstr(b.s, "No NVLink between GPUs"));
+	ll_buf_release(&b);
+	ll_plan_free(p);
+
+	/* Live, NVML silent: the reason names NVML on this node, not an export. */
+	x->f.source = "live";
+	p = fx_plan(x);
+	assert_reason_has(p, "LLMLAUNCH_NVLINK_DOMAIN", "NVML gave no answer on this node");
+	ll_plan_free(p);
+
+	/* One GPU known, the other not: still unknown, the domain needs both. */
+	x->gpus[0].links_known = true;
+	p = fx_plan(x);
+	assert_val(p, "LLMLAUNCH_NVLINK_DOMAIN", NULL);
+	ll_plan_free(p);
+	/* ... unless only the known one is the workers'. */
+	fx_env(x, "CUDA_VISIBLE_DEVICES=0");
+	p = fx_plan(x);
+	assert_val(p, "LLMLAUNCH_NVLINK_DOMAIN", "1");
+	assert_reason_has(p, "LLMLAUNCH_NVLINK_DOMAIN", "one GPU");
+	ll_plan_free(p);
+	fx_free(x);
+}
+
+/* The domain counts the workers' GPUs only: two visible GPUs of an NVSwitch board. */
+static void t_domain_of_visible(void **state)
+{
+	struct fx *x = fx_new(1, 8, 1);
+	struct ll_nvlink links[4];
+	struct ll_plan *p;
+	(void)state;
+
+	for (int i = 0; i < 4; i++) {
+		fx_gpu(x, 0);
+		links[i] = (struct ll_nvlink){ .remote = LL_NVLINK_REMOTE_NVSWITCH, .remote_gpu = -1,
+					       .bandwidth_mbps = 450000 };
+		x->gpus[i].nvlinks = &links[i];
+		x->gpus[i].n_nvlinks = 1;
+	}
+	p = fx_plan(x);
+	assert_val(p, "LLMLAUNCH_NVLINK_DOMAIN", "4");
+	ll_plan_free(p);
+	fx_env(x, "CUDA_VISIBLE_DEVICES=1,3");
+	p = fx_plan(x);
+	assert_val(p, "LLMLAUNCH_NVLINK_DOMAIN", "2");
+	assert_reason_has(p, "LLMLAUNCH_NVLINK_DOMAIN", "joined by NVLink/NVSwitch");
+	ll_plan_free(p);
+	fx_free(x);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -827,6 +957,9 @@ int main(void)
 		cmocka_unit_test(t_interfaces),
 		cmocka_unit_test(t_lint_debug),
 		cmocka_unit_test(t_summary),
+		cmocka_unit_test(t_unknown_io),
+		cmocka_unit_test(t_unknown_nvlink),
+		cmocka_unit_test(t_domain_of_visible),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -35,6 +35,7 @@ static struct ll_facts *node(size_t ngpus, const char *ports, enum ll_tristate g
 						  : LL_LINK_LAYER_INFINIBAND;
 	}
 	f->gdr_ready = gdr;
+	f->gpus_known = f->netdevs_known = true;
 	return f;
 }
 
@@ -192,10 +193,29 @@ static void test_several_faults_one_line(void **state)
 	node_free(f);
 }
 
+/* A topology that cannot tell (no PCI objects, no network OS devices): notes only,
+ * never a fault that would drain the node. */
+static void test_unknown_is_a_note(void **state)
+{
+	struct ll_facts *f = node(0, "", LL_YES);
+	struct ll_health h;
+
+	(void)state;
+	f->gpus_known = false;
+	f->netdevs_known = false;
+	check(f, &dgx, NULL, 2, 1, 4);
+	ll_health_check(f, &dgx, &h);
+	assert_string_equal(h.notes[0], "GPUs are unknown (a topology without PCI objects): the GPU count is not checked");
+	assert_string_equal(h.notes[1], "RDMA devices are unknown (a topology without network OS devices): ports not checked");
+	ll_health_release(&h);
+	node_free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_all_met),
+		cmocka_unit_test(test_unknown_is_a_note),
 		cmocka_unit_test(test_nothing_stated),
 		cmocka_unit_test(test_gpu_missing),
 		cmocka_unit_test(test_more_gpus_is_fine),
