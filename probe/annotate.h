@@ -30,6 +30,10 @@
 int ll_annotate_host(hwloc_topology_t topo, const char *fsroot, struct ll_error *err);
 int ll_annotate_rdma(hwloc_topology_t topo, const char *fsroot, struct ll_error *err);
 int ll_annotate_netifs(hwloc_topology_t topo, const char *fsroot, struct ll_error *err);
+/* NCCL net plugin libraries on the dynamic linker's path (probe/netplugin.c):
+ * NCCLNetPlugin, NCCLNetPluginOffPath, NCCLNetPluginsKnown on the root. Called by
+ * ll_annotate_host(); nothing under an fsroot that holds no /lib or /usr/lib. */
+int ll_annotate_net_plugins(hwloc_topology_t topo, const char *fsroot, struct ll_error *err);
 
 /* Read the dynamic facts again (probe/dynamic.c): drop every info the three
  * annotators above write, and hwloc's own per-port RDMA infos, then run them anew;

@@ -14,6 +14,9 @@
 #define LL_INFO_HOSTNAME        "HostName"             /* hwloc's own */
 #define LL_INFO_DMI_PRODUCT     "DMIProductName"       /* hwloc's own */
 #define LL_INFO_GDR_MODULE      "GPUDirectRDMAModule"  /* "nvidia_peermem", "nv_peer_mem" or "none" */
+#define LL_INFO_NET_PLUGINS_KNOWN "NCCLNetPluginsKnown" /* "1": the library path was searched */
+#define LL_INFO_NET_PLUGIN      "NCCLNetPlugin"        /* repeated: a plugin the dynamic linker finds */
+#define LL_INFO_NET_PLUGIN_OFF_PATH "NCCLNetPluginOffPath" /* repeated: one only in a vendor directory */
 
 /* OpenFabrics OS devices (mlx5_0, ...), per port N ("Port1LinkLayer"). hwloc's own:
  * PortNState (number), PortNLID, PortNLMC, PortNGIDk. */
@@ -28,6 +31,8 @@
 #define LL_INFO_PORT_FMT_LID         "Port%uLID"         /* hwloc's own */
 #define LL_INFO_PORT_FMT_LMC         "Port%uLMC"         /* hwloc's own */
 #define LL_INFO_RDMA_NODE_GUID       "NodeGUID"          /* hwloc's own */
+#define LL_INFO_RDMA_DRIVER          "RDMADriver"        /* basename of device/driver: "mlx5_core", "efa" */
+#define LL_INFO_RDMA_NODE_TYPE       "RDMANodeType"      /* node_type verbatim: "1: CA", "7: unspecified" */
 
 /* Network OS devices. */
 #define LL_INFO_NET_KIND        "NetKind"      /* ethernet, infiniband, loopback, bridge, veth, docker, virbr, vlan, bond, tunnel, virtual */

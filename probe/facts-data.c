@@ -78,6 +78,17 @@ const char *ll_port_state_name(enum ll_port_state s)
 	return (unsigned)s < LL_ARRAY_SIZE(port_state_names) ? port_state_names[s] : NULL;
 }
 
+static const char *const rdma_class_names[] = {
+	[LL_RDMA_CLASS_UNKNOWN] = NULL,       [LL_RDMA_CLASS_VERBS] = "verbs",
+	[LL_RDMA_CLASS_PLUGIN] = "plugin",    [LL_RDMA_CLASS_SOFTWARE] = "software",
+	[LL_RDMA_CLASS_UNUSABLE] = "unusable",
+};
+
+const char *ll_rdma_class_name(enum ll_rdma_class c)
+{
+	return (unsigned)c < LL_ARRAY_SIZE(rdma_class_names) ? rdma_class_names[c] : NULL;
+}
+
 /* The NetKind values the netif annotator writes (annotations.h). */
 static const char *const netif_kind_names[] = {
 	[LL_NETIF_UNKNOWN] = NULL,         [LL_NETIF_ETHERNET] = "ethernet", [LL_NETIF_INFINIBAND] = "infiniband",
@@ -132,6 +143,7 @@ static void rdma_release(struct ll_rdma_device *d)
 	for (size_t i = 0; i < d->n_netdevs; i++)
 		free(d->netdevs[i]);
 	free(d->netdevs);
+	free(d->driver);
 }
 
 static void netif_release(struct ll_netif *n)
@@ -168,6 +180,8 @@ void ll_facts_free(struct ll_facts *f)
 	for (size_t i = 0; i < f->n_netifs; i++)
 		netif_release(&f->netifs[i]);
 	free(f->netifs);
+	ll_strv_free(f->net_plugins, f->n_net_plugins);
+	ll_strv_free(f->net_plugins_off_path, f->n_net_plugins_off_path);
 	free(f->gdr_module);
 	free(f->gpu_nic);
 	free(f);
@@ -262,6 +276,36 @@ int ll_facts_gpu_domain(const struct ll_facts *f, const int *gpus, size_t n_sel)
 			best = size[r];
 	}
 	return best;
+}
+
+/* aws-ofi-nccl always installs libnccl-net-ofi.so, and libnccl-net.so beside it
+ * when it is to be NCCL's default (aws-ofi-nccl src/Makefile.am); NGC images know it
+ * as libnccl-net-aws-ofi.so. Another libnccl-net.so (HPC-X's IBext plugin) is not it. */
+static bool is_ofi_plugin_name(const char *base)
+{
+	return strcmp(base, "libnccl-net-ofi.so") == 0 || strcmp(base, "libnccl-net-aws-ofi.so") == 0;
+}
+
+bool ll_facts_net_plugin_is_ofi(const struct ll_facts *f, size_t i)
+{
+	const char *p, *slash, *base;
+	size_t dirlen;
+
+	if (i >= f->n_net_plugins)
+		return false;
+	p = f->net_plugins[i];
+	slash = strrchr(p, '/');
+	base = slash ? slash + 1 : p;
+	dirlen = slash ? (size_t)(slash - p) : 0;
+	if (is_ofi_plugin_name(base) || (strstr(p, "ofi-nccl") && strcmp(base, "libnccl-net.so") == 0))
+		return true;
+	for (size_t k = 0; k < f->n_net_plugins; k++) {
+		const char *q = f->net_plugins[k], *qs = strrchr(q, '/');
+
+		if (k != i && qs && (size_t)(qs - q) == dirlen && strncmp(q, p, dirlen) == 0 && is_ofi_plugin_name(qs + 1))
+			return true;
+	}
+	return false;
 }
 
 const struct ll_netif *ll_facts_netif(const struct ll_facts *f, const char *name)

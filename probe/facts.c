@@ -291,6 +291,24 @@ static void nvlink_facts(hwloc_topology_t topo, struct ll_facts *f, hwloc_obj_t 
 			qsort(f->gpus[i].nvlinks, f->gpus[i].n_nvlinks, sizeof(struct ll_nvlink), nvlink_cmp);
 }
 
+/* ---- NCCL net plugins ---- */
+
+static void net_plugin_facts(hwloc_obj_t root, struct ll_facts *f)
+{
+	f->net_plugins_known = ll_streq(hwloc_obj_get_info_by_name(root, LL_INFO_NET_PLUGINS_KNOWN), "1");
+	for (unsigned i = 0; f->net_plugins_known && i < root->infos_count; i++) {
+		const char *name = root->infos[i].name, *value = root->infos[i].value;
+
+		if (!value || !*value)
+			continue;
+		if (strcmp(name, LL_INFO_NET_PLUGIN) == 0)
+			*(char **)ll_array_push(&f->net_plugins, &f->n_net_plugins, sizeof(char *)) = ll_strdup(value);
+		else if (strcmp(name, LL_INFO_NET_PLUGIN_OFF_PATH) == 0)
+			*(char **)ll_array_push(&f->net_plugins_off_path, &f->n_net_plugins_off_path,
+						sizeof(char *)) = ll_strdup(value);
+	}
+}
+
 /* ---- the whole ---- */
 
 int ll_probe_facts(hwloc_topology_t topo, const char *source, struct ll_facts **ret, struct ll_error *err)
@@ -311,6 +329,7 @@ int ll_probe_facts(hwloc_topology_t topo, const char *source, struct ll_facts **
 	ll_facts_rdma_extract(topo, f, &rdma_objs);
 	ll_facts_netifs_extract(topo, f);
 
+	net_plugin_facts(hwloc_get_root_obj(topo), f);
 	gdr = hwloc_obj_get_info_by_name(hwloc_get_root_obj(topo), LL_INFO_GDR_MODULE);
 	if (!gdr) {
 		f->gdr_ready = LL_UNKNOWN;

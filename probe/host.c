@@ -51,5 +51,5 @@ int ll_annotate_host(hwloc_topology_t topo, const char *fsroot, struct ll_error 
 		if (ll_sysfs_read(p, &v) == 0)
 			hwloc_obj_add_info(root, LL_INFO_DMI_PRODUCT, v);
 	}
-	return 0;
+	return ll_annotate_net_plugins(topo, fsroot, err);
 }

@@ -181,6 +181,26 @@ static void annotate_port(hwloc_obj_t obj, const char *devdir, unsigned port)
 	}
 }
 
+/* What drives the device, for ll_rdma_classify(): the driver its parent device is
+ * bound to (mlx5_core, efa, bnxt_en, ...) and the kernel's node type ("1: CA",
+ * "4: RNIC", "6: usNIC UDP", "7: unspecified"). Neither is in hwloc. */
+static void annotate_identity(hwloc_obj_t obj, const char *devdir)
+{
+	_cleanup_free_ char *link = ll_asprintf("%s/device/driver", devdir);
+	_cleanup_free_ char *ntpath = ll_asprintf("%s/node_type", devdir);
+	_cleanup_free_ char *target = NULL, *nt = NULL;
+	const char *base;
+
+	if (ll_sysfs_readlink(link, &target) == 0) {
+		base = strrchr(target, '/');
+		base = base ? base + 1 : target;
+		if (is_netdev_name(base))
+			ll_obj_info_once(obj, LL_INFO_RDMA_DRIVER, base);
+	}
+	if (ll_sysfs_read(ntpath, &nt) == 0 && is_numbered_state(nt, NULL))
+		ll_obj_info_once(obj, LL_INFO_RDMA_NODE_TYPE, nt);
+}
+
 static void annotate_device(hwloc_obj_t obj, const char *fsroot, const char *dev)
 {
 	_cleanup_free_ char *devdir = ll_sysfs_path(fsroot, "/sys/class/infiniband/%s", dev);
@@ -192,6 +212,7 @@ static void annotate_device(hwloc_obj_t obj, const char *fsroot, const char *dev
 
 	if (ll_sysfs_read(guidpath, &guid) == 0 && is_gid(guid, 4))
 		ll_obj_info_once(obj, LL_INFO_RDMA_NODE_GUID, guid);
+	annotate_identity(obj, devdir);
 	if (ll_sysfs_list(portsdir, &ports, &n) < 0)
 		return;
 	for (size_t i = 0; i < n; i++) {

@@ -96,6 +96,25 @@ struct ll_rdma_port {
 	char *netdev;            /* network interface of this port, NULL if none known */
 };
 
+/* What can drive an RDMA device (ll_rdma_classify): decided from the driver, the
+ * kernel's node type and the PCI vendor/device, never from the device's name (udev
+ * renames mlx5_0 to ibp12s0 and efa_0 to rdmap197s0). */
+enum ll_rdma_class {
+	LL_RDMA_CLASS_UNKNOWN = 0, /* nothing recorded tells */
+	LL_RDMA_CLASS_VERBS,       /* an RC verbs device NCCL's own IB transport drives */
+	LL_RDMA_CLASS_PLUGIN,      /* usable only through a net plugin (aws-ofi-nccl + libfabric) */
+	LL_RDMA_CLASS_SOFTWARE,    /* rxe, siw: the CPU does the transport; only on request */
+	LL_RDMA_CLASS_UNUSABLE,    /* NCCL cannot use it (usNIC, switches, bridges) */
+};
+const char *ll_rdma_class_name(enum ll_rdma_class c); /* "verbs", "plugin", ...; NULL unknown */
+
+/* node_type: the number of the kernel's node_type file ("1: CA" is 1), -1 unknown.
+ * on_pci: the device has a PCI parent; virtual_: it lives below /sys/devices/virtual.
+ * *ret_why (static text, naming the source of the rule) and *ret_provider (the
+ * libfabric provider of a PLUGIN device: "efa", "cxi"; NULL otherwise) may be NULL. */
+enum ll_rdma_class ll_rdma_classify(const char *driver, int node_type, unsigned vendor_id, unsigned device_id,
+				    bool on_pci, bool virtual_, const char **ret_why, const char **ret_provider);
+
 struct ll_rdma_device {
 	char *name;              /* "mlx5_0" */
 	char *busid;             /* PCI bus id, NULL for virtual devices */
@@ -107,6 +126,11 @@ struct ll_rdma_device {
 	size_t n_ports;
 	char **netdevs;          /* every interface of the device */
 	size_t n_netdevs;
+	char *driver;            /* sysfs device/driver ("mlx5_core", "efa"), NULL unknown */
+	int node_type;           /* the kernel's node type number (1 CA, 4 RNIC, 6 usNIC UDP, 7 unspecified), -1 */
+	enum ll_rdma_class rdma_class;
+	const char *class_why;   /* static text: what the class was decided from, with its source */
+	const char *provider;    /* libfabric provider of a PLUGIN device ("efa"), NULL otherwise */
 };
 
 enum ll_netif_kind {
@@ -165,6 +189,10 @@ struct ll_netif {
 	char *mac;               /* NULL unknown */
 	char *busid;             /* PCI bus id, NULL if none */
 	char *rdma_device;       /* owning RDMA device, NULL if none */
+	/* An HPE Slingshot (Cassini, CXI) NIC: hwloc's subtype "Slingshot", or a PCI
+	 * function of vendor 17db (Cray). Not a verbs device: NCCL reaches the fabric
+	 * only through aws-ofi-nccl and libfabric's cxi provider. */
+	bool slingshot;
 	int numa_node;           /* -1 unknown */
 	bool addrs_known;        /* false under --fsroot or for snapshots without addresses */
 	struct ll_addr *addrs;
@@ -208,6 +236,17 @@ struct ll_facts {
 	struct ll_netif *netifs;  /* in name order */
 	size_t n_netifs;
 
+	/* NCCL net plugin libraries the dynamic linker would find (LD_LIBRARY_PATH, the
+	 * ld.so.conf directories, the default ones), in its order: "libnccl-net.so" and
+	 * the "libnccl-net-NAME.so" forms. net_plugins_off_path: the same names found
+	 * only in vendor directories NCCL does not search (/opt/amazon/ofi-nccl/lib).
+	 * Unknown (false) for plain exports. */
+	bool net_plugins_known;
+	char **net_plugins;
+	size_t n_net_plugins;
+	char **net_plugins_off_path;
+	size_t n_net_plugins_off_path;
+
 	enum ll_tristate gdr_ready;   /* GPUDirect RDMA kernel module loaded */
 	char *gdr_module;             /* "nvidia_peermem", "nv_peer_mem", NULL */
 
@@ -231,6 +270,11 @@ int ll_facts_nearest_rdma(const struct ll_facts *f, size_t gpu);
  * NVSwitches. 1 when every one of them is known to have no link to another; 0
  * without GPUs (known); -1 unknown: GPUs unknown, or some GPU's links unknown. */
 int ll_facts_gpu_domain(const struct ll_facts *f, const int *gpus, size_t n);
+
+/* Is net_plugins[i] aws-ofi-nccl? Its install names libnccl-net-ofi.so and
+ * libnccl-net-aws-ofi.so, or a libnccl-net.so beside one of them or in an ofi-nccl
+ * directory (another libnccl-net.so, HPC-X's IBext plugin, is not it). */
+bool ll_facts_net_plugin_is_ofi(const struct ll_facts *f, size_t i);
 
 const struct ll_netif *ll_facts_netif(const struct ll_facts *f, const char *name);
 const struct ll_rdma_device *ll_facts_rdma(const struct ll_facts *f, const char *name);

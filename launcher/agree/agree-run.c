@@ -160,6 +160,7 @@ int ll_summary_build(const struct ll_facts *f, const struct ll_plan *plan, struc
 			sp->state = rp->state;
 			sp->link_layer = rp->link_layer;
 			sp->rate_gbps = rp->rate_gbps;
+			sp->rdma_class = f->rdma[d].rdma_class;
 		}
 	v = ll_plan_value(plan, "NCCL_IB_GID_INDEX");
 	s->gid_index = v ? atoi(v) : -1;

@@ -176,7 +176,12 @@ static void print_rdma(struct ll_out *o, const struct ll_facts *f)
 		ll_out_string(o, "busid", "  %s", d->busid);
 		ll_out_string(o, "pci_id", "  %s", d->busid ? id : NULL);
 		ll_out_string(o, "model", "  %s\n", d->model);
-		ll_out_int(o, "numa_node", "      NUMA %s", d->numa_node, d->numa_node >= 0);
+		ll_out_string(o, "class", "      class %s", ll_rdma_class_name(d->rdma_class));
+		ll_out_string(o, "class_reason", ": %s\n", d->class_why);
+		ll_out_string(o, "provider", d->provider ? "      libfabric provider %s\n" : NULL, d->provider);
+		ll_out_string(o, "driver", "      driver %s", d->driver);
+		ll_out_int(o, "node_type", ", node type %s, ", d->node_type, d->node_type >= 0);
+		ll_out_int(o, "numa_node", "NUMA %s", d->numa_node, d->numa_node >= 0);
 		ll_out_string(o, "node_guid", ", node GUID %s", d->node_guid);
 		ll_out_text(o, ", netdevs");
 		ll_out_open_array(o, "netdevs");
@@ -244,6 +249,9 @@ static void print_netifs(struct ll_out *o, const struct ll_facts *f)
 		ll_out_string(o, "mac", "\n      mac %s", n->mac);
 		ll_out_string(o, "busid", n->busid ? "  pci %s" : NULL, n->busid);
 		ll_out_string(o, "rdma_device", n->rdma_device ? "  rdma %s" : NULL, n->rdma_device);
+		ll_out_bool(o, "slingshot", NULL, n->slingshot);
+		if (n->slingshot)
+			ll_out_text(o, "  HPE Slingshot");
 		ll_out_int(o, "numa_node", n->numa_node >= 0 ? "  NUMA %s" : NULL, n->numa_node, n->numa_node >= 0);
 		ll_out_text(o, "\n");
 		if (n->addrs_known) {
@@ -264,6 +272,26 @@ static void print_netifs(struct ll_out *o, const struct ll_facts *f)
 		ll_out_close_object(o);
 	}
 	ll_out_close_array(o);
+}
+
+static void print_net_plugins(struct ll_out *o, const struct ll_facts *f)
+{
+	ll_out_open_object(o, "nccl_net_plugins");
+	ll_out_bool(o, "known", "\nNCCL net plugins: %s", f->net_plugins_known);
+	ll_out_text(o, f->net_plugins_known ? " (searched on the library path)\n" : " (not searched)\n");
+	ll_out_open_array(o, "on_path");
+	for (size_t i = 0; i < f->n_net_plugins; i++) {
+		ll_out_string(o, NULL, "  %s", f->net_plugins[i]);
+		ll_out_text(o, "%s\n", ll_facts_net_plugin_is_ofi(f, i) ? "  (aws-ofi-nccl)" : "");
+	}
+	ll_out_close_array(o);
+	ll_out_open_array(o, "off_path");
+	for (size_t i = 0; i < f->n_net_plugins_off_path; i++)
+		ll_out_string(o, NULL, "  %s (not on the library path)\n", f->net_plugins_off_path[i]);
+	ll_out_close_array(o);
+	if (f->net_plugins_known && !f->n_net_plugins && !f->n_net_plugins_off_path)
+		ll_out_text(o, "  none\n");
+	ll_out_close_object(o);
 }
 
 static void print_gdr(struct ll_out *o, const struct ll_facts *f)
@@ -356,6 +384,7 @@ static int print_facts(const struct ll_facts *f, bool json)
 	print_gpus(o, f);
 	print_rdma(o, f);
 	print_netifs(o, f);
+	print_net_plugins(o, f);
 	print_gdr(o, f);
 	print_matrix(o, f);
 	print_parallelism(o, f);

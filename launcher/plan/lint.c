@@ -98,6 +98,18 @@ static void lint_device_list(struct plan_state *s, const char *var, const char *
 		} else if (!exists && others.len && !exclude) {
 			plan_lint(s, LL_LINT_INFO, var, "prefix '%s' selects %s", tok, others.s);
 		}
+		if (exists && with_ports && !exclude) {
+			const struct ll_rdma_device *d = ll_facts_rdma(f, tok);
+
+			/* Named on purpose: a software device is the user's choice (soft-RoCE
+			 * on request); a plugin-only or unusable one is a mistake. */
+			if (d && d->rdma_class == LL_RDMA_CLASS_SOFTWARE)
+				plan_lint(s, LL_LINT_INFO, var, "'%s' is %s; used because %s names it", tok,
+					  d->class_why, var);
+			else if (d && (d->rdma_class == LL_RDMA_CLASS_PLUGIN || d->rdma_class == LL_RDMA_CLASS_UNUSABLE))
+				plan_lint(s, LL_LINT_WARNING, var, "'%s' is not a device NCCL's IB transport drives: %s",
+					  tok, d->class_why);
+		}
 		if (exists && port > 0 && with_ports) {
 			const struct ll_rdma_device *d = ll_facts_rdma(f, tok);
 			bool has = false;

@@ -16,6 +16,15 @@ struct plan_net {
 	bool states_unknown;            /* no ACTIVE port, but some ports of unknown state */
 	bool devices_unknown;           /* the topology cannot tell which RDMA devices exist */
 	int active_ib_ports;            /* ACTIVE InfiniBand ports on the node (lint) */
+	bool class_unknown;             /* an ACTIVE port of a device of unknown class, none chosen */
+	/* A fabric NCCL reaches only through a net plugin, when no verbs port is chosen:
+	 * "efa" (AWS EFA devices) or "cxi" (HPE Slingshot NICs); NULL none. */
+	const char *plugin_fabric;
+	char *plugin_devices;           /* their names, "rdmap16s27, rdmap32s27" */
+	enum ll_tristate plugin_installed; /* aws-ofi-nccl where NCCL's dlopen finds it */
+	int plugin_index;               /* facts->net_plugins[] NCCL should load, -1 none */
+	bool plugin_is_default;         /* it is the libnccl-net.so NCCL loads unasked */
+	double plugin_gbps;             /* summed rate of the fabric's ports, -1 unknown */
 	/* Needed GDR class: the loosest over GPUs of the class to their nearest chosen NIC. */
 	enum ll_path gdr_needed;
 	const struct ll_netif *socket_if; /* chosen socket interface, NULL if none */

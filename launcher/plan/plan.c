@@ -324,12 +324,25 @@ static void plan_decide_facts(struct plan_state *s)
 			plan_decide(s, "LLMLAUNCH_NET_GBPS", NULL, LL_SOURCE_PROBE, true,
 				    "rate of some chosen port unknown");
 		}
-	} else if (net->states_unknown) {
+	} else if (net->plugin_fabric && net->plugin_installed == LL_YES) {
+		plan_decide(s, "LLMLAUNCH_NET", "ofi", LL_SOURCE_PROBE, true, "%s (%s) through aws-ofi-nccl",
+			    net->plugin_fabric[0] == 'e' ? "AWS EFA" : "HPE Slingshot", net->plugin_devices);
+		if (net->plugin_gbps >= 0) {
+			snprintf(num, sizeof(num), "%g", net->plugin_gbps);
+			plan_decide(s, "LLMLAUNCH_NET_GBPS", num, LL_SOURCE_PROBE, true, "sum of the fabric's port rates");
+		} else {
+			plan_decide(s, "LLMLAUNCH_NET_GBPS", NULL, LL_SOURCE_PROBE, true, "rate of the fabric unknown");
+		}
+	} else if (net->states_unknown || net->class_unknown || (net->plugin_fabric && net->plugin_installed == LL_UNKNOWN)) {
 		plan_decide(s, "LLMLAUNCH_NET", "unknown", LL_SOURCE_PROBE, true, "%s: NCCL decides at run time",
-			    net->devices_unknown ? LL_PLAN_NETDEVS_UNKNOWN : "RDMA port states unknown");
+			    net->devices_unknown  ? LL_PLAN_NETDEVS_UNKNOWN
+			    : net->states_unknown ? "RDMA port states unknown"
+			    : net->class_unknown  ? "what drives some RDMA device is unknown"
+						  : "whether aws-ofi-nccl is installed is unknown");
 		plan_decide(s, "LLMLAUNCH_NET_GBPS", NULL, LL_SOURCE_PROBE, true, "network unknown");
 	} else {
-		plan_decide(s, "LLMLAUNCH_NET", "socket", LL_SOURCE_PROBE, true, "no usable RDMA port: TCP sockets");
+		plan_decide(s, "LLMLAUNCH_NET", "socket", LL_SOURCE_PROBE, true, "%s",
+			    net->plugin_fabric ? "aws-ofi-nccl missing: TCP sockets" : "no usable RDMA port: TCP sockets");
 		if (net->socket_if && net->socket_if->speed_mbps > 0) {
 			snprintf(num, sizeof(num), "%g", net->socket_if->speed_mbps / 1000.0);
 			plan_decide(s, "LLMLAUNCH_NET_GBPS", num, LL_SOURCE_PROBE, true, "link speed of %s",
@@ -380,12 +393,14 @@ int ll_plan_build(const struct ll_plan_input *in, struct ll_plan **ret, struct l
 	free(s.gpus);
 	free(s.net.chosen_dev);
 	free(s.net.chosen_port);
+	free(s.net.plugin_devices);
 	*ret = s.p;
 	return 0;
 fail:
 	free(s.gpus);
 	free(s.net.chosen_dev);
 	free(s.net.chosen_port);
+	free(s.net.plugin_devices);
 	ll_plan_free(s.p);
 	return r;
 }
@@ -422,6 +437,7 @@ void ll_plan_summary(const struct ll_plan *p, struct ll_buf *out)
 			       : ll_streq(net, "roce")   ? "RoCE"
 			       : ll_streq(net, "rdma")   ? "RDMA (link layer unknown)"
 			       : ll_streq(net, "socket") ? "TCP sockets"
+			       : ll_streq(net, "ofi")    ? "libfabric through aws-ofi-nccl"
 							 : "unknown";
 
 	/* What is not known is said, never turned into advice. */

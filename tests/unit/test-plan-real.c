@@ -358,10 +358,165 @@ static void t_a100_pci_only_advice(void **state)
 	unload(&l);
 }
 
+static struct loaded load_fixture(const char *name)
+{
+	const char *fixtures = getenv("LL_FIXTURES");
+	char path[4096];
+
+	if (!fixtures)
+		fail_msg("%s", "LL_FIXTURES is not set (tests/CMakeLists.txt sets it to tests/fixtures)");
+	snprintf(path, sizeof(path), "%s/hwloc/%s", fixtures, name);
+	return load_path(path);
+}
+
+static void lint_has(const struct ll_plan *p, enum ll_lint_level level, const char *var, const char *needle)
+{
+	for (size_t i = 0; i < p->n_lints; i++)
+		if (p->lints[i].level == level && ll_streq(p->lints[i].variable, var) && strstr(p->lints[i].message, needle))
+			return;
+	for (size_t i = 0; i < p->n_lints; i++)
+		print_message("lint %s: %s\n", p->lints[i].variable, p->lints[i].message);
+	fail_msg("no %s lint on %s saying '%s'", ll_lint_level_name(level), var, needle);
+}
+
+/* The plugin libraries the probe would have found (facts own the strings). */
+static void set_plugins(struct loaded *l, const char *const *paths)
+{
+	ll_strv_free(l->facts->net_plugins, l->facts->n_net_plugins);
+	l->facts->net_plugins = NULL;
+	l->facts->n_net_plugins = 0;
+	l->facts->net_plugins_known = true;
+	for (; paths && *paths; paths++)
+		*(char **)ll_array_push(&l->facts->net_plugins, &l->facts->n_net_plugins, sizeof(char *)) =
+			ll_strdup(*paths);
+	plan_env(l, NULL);
+}
+
+/* AWS EFA (tests/fixtures/hwloc/aws-efa-4gpu.xml): EFA devices are never NCCL_IB_HCA;
+ * what the plan does depends on whether aws-ofi-nccl is where NCCL finds it. */
+static void t_efa(void **state)
+{
+	static const char *const ofi_default[] = { "/opt/amazon/ofi-nccl/lib/libnccl-net.so",
+						   "/opt/amazon/ofi-nccl/lib/libnccl-net-ofi.so", NULL };
+	static const char *const ofi_named[] = { "/usr/lib/libnccl-net-ofi.so", NULL };
+	static const char *const hpcx_first[] = { "/opt/hpcx/nccl_rdma_sharp_plugin/lib/libnccl-net.so",
+						  "/opt/amazon/ofi-nccl/lib/libnccl-net.so",
+						  "/opt/amazon/ofi-nccl/lib/libnccl-net-ofi.so", NULL };
+	static const char *const none[] = { NULL };
+	struct loaded l = load_fixture("aws-efa-4gpu.xml");
+	(void)state;
+
+	assert_int_equal(l.facts->n_rdma, 2);
+	assert_string_equal(l.facts->rdma[0].name, "rdmap16s27");
+	assert_int_equal(l.facts->rdma[0].rdma_class, LL_RDMA_CLASS_PLUGIN);
+	assert_string_equal(l.facts->rdma[0].provider, "efa");
+	/* A plain export: whether the plugin is installed is unknown. */
+	assert_false(l.facts->net_plugins_known);
+	assert_val(l.plan, "NCCL_IB_HCA", NULL);
+	assert_reason_has(l.plan, "NCCL_IB_HCA", "rdmap16s27, rdmap144s27: never NCCL_IB_HCA");
+	assert_reason_has(l.plan, "NCCL_IB_HCA", "AWS EFA");
+	assert_val(l.plan, "NCCL_IB_DISABLE", NULL);
+	assert_val(l.plan, "LLMLAUNCH_NET", "unknown");
+	assert_null(ll_plan_get(l.plan, "FI_PROVIDER"));
+	lint_has(l.plan, LL_LINT_INFO, "NCCL_NET_PLUGIN", "whether it is installed is not recorded");
+	assert_val(l.plan, "NCCL_SOCKET_IFNAME", "=ens5");
+
+	/* Known missing: sockets, and the lint says which plugin and what happens instead. */
+	set_plugins(&l, none);
+	assert_val(l.plan, "NCCL_IB_DISABLE", "1");
+	assert_reason_has(l.plan, "NCCL_IB_DISABLE", "aws-ofi-nccl, which AWS EFA needs, is not installed");
+	assert_val(l.plan, "LLMLAUNCH_NET", "socket");
+	assert_val(l.plan, "NCCL_IB_HCA", NULL);
+	lint_has(l.plan, LL_LINT_WARNING, "NCCL_NET_PLUGIN",
+		 "rdmap16s27, rdmap144s27: AWS EFA, which NCCL's IB transport cannot drive; NCCL needs the "
+		 "aws-ofi-nccl net plugin (libnccl-net.so, with libfabric's efa provider), which is not on the "
+		 "library path; without it this job's traffic between nodes uses TCP sockets over ens5");
+
+	/* Installed as NCCL's default libnccl-net.so: nothing to name, the provider set. */
+	set_plugins(&l, ofi_default);
+	assert_val(l.plan, "LLMLAUNCH_NET", "ofi");
+	assert_reason_has(l.plan, "LLMLAUNCH_NET", "AWS EFA (rdmap16s27, rdmap144s27) through aws-ofi-nccl");
+	assert_val(l.plan, "NCCL_NET_PLUGIN", NULL);
+	assert_reason_has(l.plan, "NCCL_NET_PLUGIN", "NCCL loads /opt/amazon/ofi-nccl/lib/libnccl-net.so");
+	assert_val(l.plan, "FI_PROVIDER", "efa");
+	assert_val(l.plan, "NCCL_IB_DISABLE", NULL);
+	assert_val(l.plan, "NCCL_IB_HCA", NULL);
+	assert_val(l.plan, "NCCL_NET_GDR_LEVEL", NULL);
+	assert_reason_has(l.plan, "NCCL_NET_GDR_LEVEL", "aws-ofi-nccl decides");
+
+	/* Only under its own name: NCCL_NET_PLUGIN=ofi makes NCCL load libnccl-net-ofi.so. */
+	set_plugins(&l, ofi_named);
+	assert_val(l.plan, "NCCL_NET_PLUGIN", "ofi");
+	/* Another plugin is NCCL's default libnccl-net.so: OFI must be named too. */
+	set_plugins(&l, hpcx_first);
+	assert_val(l.plan, "NCCL_NET_PLUGIN", "ofi");
+
+	/* An EFA device named in NCCL_IB_HCA is a mistake the lint names. */
+	{
+		char *env[] = { "NCCL_IB_HCA==rdmap16s27", NULL };
+
+		plan_env(&l, env);
+		lint_has(l.plan, LL_LINT_WARNING, "NCCL_IB_HCA",
+			 "'rdmap16s27' is not a device NCCL's IB transport drives");
+	}
+	unload(&l);
+}
+
+/* Cisco usNIC (real export): unusable, by its PCI vendor; the Prolog does not count it. */
+static void t_usnic_class(void **state)
+{
+	if (realdata_absent(__func__))
+		skip();
+	struct loaded l = load("hwloc-v2x-16intel64-manyVFs.xml");
+	(void)state;
+
+	for (size_t i = 0; i < l.facts->n_rdma; i++)
+		assert_int_equal(l.facts->rdma[i].rdma_class, LL_RDMA_CLASS_UNUSABLE);
+	assert_reason_has(l.plan, "NCCL_IB_DISABLE", "usnic_0:1, usnic_1:1, usnic_2:1 (PCI vendor 1137 (Cisco usNIC)");
+	unload(&l);
+}
+
+/* HPE Slingshot on tuo (MI300A, hwloc 2.12.2 export): the hsi interfaces are the
+ * fabric; the socket interface is one of them, not the management port. */
+static void t_slingshot_tuo(void **state)
+{
+	if (realdata_absent(__func__))
+		skip();
+	struct loaded l = load("flux-core/tuo.SPX.xml");
+	static const char *const ofi[] = { "/opt/cray/aws-ofi-nccl/lib/libnccl-net.so",
+					   "/opt/cray/aws-ofi-nccl/lib/libnccl-net-ofi.so", NULL };
+	(void)state;
+
+	assert_true(ll_facts_netif(l.facts, "hsi0")->slingshot);
+	assert_val(l.plan, "NCCL_SOCKET_IFNAME", "=hsi0");
+	assert_reason_has(l.plan, "NCCL_SOCKET_IFNAME", "HPE Slingshot");
+	assert_val(l.plan, "NCCL_IB_HCA", NULL);
+	assert_val(l.plan, "LLMLAUNCH_NET", "unknown");
+	set_plugins(&l, ofi);
+	assert_val(l.plan, "LLMLAUNCH_NET", "ofi");
+	assert_val(l.plan, "FI_CXI_DISABLE_HOST_REGISTER", "1");
+	assert_val(l.plan, "FI_MR_CACHE_MONITOR", "userfaultfd");
+	assert_val(l.plan, "FI_CXI_DEFAULT_CQ_SIZE", "131072");
+	assert_val(l.plan, "NCCL_CROSS_NIC", "1");
+	assert_val(l.plan, "FI_CXI_RDZV_PROTO", NULL);
+	assert_reason_has(l.plan, "FI_CXI_RDZV_PROTO", "--network=disable_rdzv_get");
+	{
+		char *env[] = { "SLURM_NETWORK=disable_rdzv_get", NULL };
+
+		plan_env(&l, env);
+		assert_val(l.plan, "FI_CXI_RDZV_PROTO", "alt_read");
+		assert_val(l.plan, "FI_CXI_RDZV_THRESHOLD", "0");
+	}
+	unload(&l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(t_fixture),
+		cmocka_unit_test(t_efa),
+		cmocka_unit_test(t_usnic_class),
+		cmocka_unit_test(t_slingshot_tuo),
 		cmocka_unit_test(t_jrc0323),
 		cmocka_unit_test(t_mel3001),
 		cmocka_unit_test(t_dp_dam01),

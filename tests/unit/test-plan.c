@@ -113,6 +113,11 @@ static int fx_rdma(struct fx *x, const char *name, enum ll_port_state state, enu
 	x->rdma[i].name = fx_str(x, "%s", name);
 	x->rdma[i].busid = fx_str(x, "0000:%02x:00.0", 0x11 + i * 0x10);
 	x->rdma[i].numa_node = -1;
+	x->rdma[i].node_type = -1;
+	/* A ConnectX unless a case says otherwise (ll_rdma_classify is tested on its own). */
+	x->rdma[i].vendor_id = 0x15b3;
+	x->rdma[i].rdma_class = LL_RDMA_CLASS_VERBS;
+	x->rdma[i].class_why = "PCI vendor 15b3";
 	x->rdma[i].ports = p;
 	x->rdma[i].n_ports = 1;
 	p->number = 1;

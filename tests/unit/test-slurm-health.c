@@ -211,11 +211,37 @@ static void test_unknown_is_a_note(void **state)
 	node_free(f);
 }
 
+/* Devices NCCL cannot use do not make up the count; a missing plugin is a note. */
+static void test_classes(void **state)
+{
+	struct ll_facts *f = node(8, "AAAAAAAA", LL_YES);
+	const struct ll_profile_expect two = { .gpus = -1, .active_rdma_ports = 2, .gdr_required = LL_UNKNOWN };
+	struct ll_health h;
+
+	(void)state;
+	for (size_t i = 0; i < 7; i++)
+		f->rdma[i].rdma_class = LL_RDMA_CLASS_UNUSABLE;
+	check(f, &two, "expected at least 2 active RDMA ports, found 1 (mlx5_0:1 unusable, mlx5_1:1 unusable, "
+		       "mlx5_2:1 unusable, mlx5_3:1 unusable and 3 more)", 0, 1, 1);
+	for (size_t i = 0; i < 8; i++)
+		f->rdma[i].rdma_class = LL_RDMA_CLASS_PLUGIN;
+	check(f, &two, NULL, 0, 1, 1);
+	f->net_plugins_known = true;
+	ll_health_check(f, &two, &h);
+	assert_int_equal(h.n_faults, 0);
+	assert_int_equal(h.n_notes, 1);
+	assert_non_null(strstr(h.notes[0], "mlx5_0, mlx5_1, mlx5_2, mlx5_3, mlx5_4, mlx5_5, mlx5_6, mlx5_7 need the "
+					    "aws-ofi-nccl net plugin, which is not on the library path"));
+	ll_health_release(&h);
+	node_free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_all_met),
 		cmocka_unit_test(test_unknown_is_a_note),
+		cmocka_unit_test(test_classes),
 		cmocka_unit_test(test_nothing_stated),
 		cmocka_unit_test(test_gpu_missing),
 		cmocka_unit_test(test_more_gpus_is_fine),
