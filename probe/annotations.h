@@ -14,6 +14,7 @@
 #define LL_INFO_HOSTNAME        "HostName"             /* hwloc's own */
 #define LL_INFO_DMI_PRODUCT     "DMIProductName"       /* hwloc's own */
 #define LL_INFO_GDR_MODULE      "GPUDirectRDMAModule"  /* "nvidia_peermem", "nv_peer_mem" or "none" */
+#define LL_INFO_PCI_SCANNED     "PCIBusScanned"       /* "1": /sys/bus/pci/devices was there to read */
 #define LL_INFO_NET_PLUGINS_KNOWN "NCCLNetPluginsKnown" /* "1": the library path was searched */
 #define LL_INFO_NET_PLUGIN      "NCCLNetPlugin"        /* repeated: a plugin the dynamic linker finds */
 #define LL_INFO_NET_PLUGIN_OFF_PATH "NCCLNetPluginOffPath" /* repeated: one only in a vendor directory */

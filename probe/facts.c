@@ -322,7 +322,8 @@ int ll_probe_facts(hwloc_topology_t topo, const char *source, struct ll_facts **
 	f->source = ll_strdup(source);
 	/* GPUs are PCI devices: without any PCI object (an export made with I/O
 	 * filtered out) whether the node has GPUs is unknown. */
-	f->gpus_known = hwloc_get_next_pcidev(topo, NULL) != NULL;
+	f->gpus_known = hwloc_get_next_pcidev(topo, NULL) != NULL ||
+			ll_streq(hwloc_obj_get_info_by_name(hwloc_get_root_obj(topo), LL_INFO_PCI_SCANNED), "1");
 	host_facts(topo, f);
 	gpu_facts(topo, f, &gpu_objs);
 	nvlink_facts(topo, f, gpu_objs);

@@ -34,6 +34,15 @@ int ll_annotate_host(hwloc_topology_t topo, const char *fsroot, struct ll_error 
 		ll_obj_info_once(root, LL_INFO_GDR_MODULE, found);
 	}
 
+	/* hwloc found the PCI devices there: none at all is then a fact (a fake tree,
+	 * a CPU-only container), not an export made without I/O. */
+	{
+		_cleanup_free_ char *pci = ll_sysfs_path(fsroot, "/sys/bus/pci/devices");
+
+		if (ll_sysfs_is_dir(pci))
+			ll_obj_info_once(root, LL_INFO_PCI_SCANNED, "1");
+	}
+
 	if (!fsroot && !hwloc_obj_get_info_by_name(root, LL_INFO_HOSTNAME)) {
 		char name[HOST_NAME_MAX + 1];
 

@@ -13,6 +13,7 @@
 enum ll_source {
 	LL_SOURCE_DEFAULT = 0,
 	LL_SOURCE_PROBE,
+	LL_SOURCE_NCCL_CONF,    /* NCCL's own configuration files: NCCL reads them itself */
 	LL_SOURCE_PROFILE,
 	LL_SOURCE_CLUSTER,      /* decided by agreement across nodes (stage 3) */
 	LL_SOURCE_ENVIRONMENT,
@@ -65,6 +66,12 @@ struct ll_lint {
 
 struct ll_plan_input {
 	const struct ll_facts *facts;
+	/* NCCL's configuration files (llmlaunch/nccl-conf.h): every NAME=VALUE line in the
+	 * order NCCL reads them, origin "FILE:LINE"; and NCCL_CONF_FILE's path when it
+	 * names a file that cannot be read. */
+	const struct ll_assignment *nccl_conf;
+	size_t n_nccl_conf;
+	const char *nccl_conf_unreadable;
 	/* Inherited environment (environ-style "NAME=VALUE" strings, NULL-terminated). */
 	char *const *environ;
 	/* Profile values, already layered (later entries win). Names are variable names
@@ -80,6 +87,14 @@ struct ll_plan_input {
 	int nnodes;             /* 1 unless stage 3 says otherwise */
 };
 
+/* One line of NCCL's configuration files and what becomes of it. */
+struct ll_conf_line {
+	char *name, *value;
+	char *origin;           /* "FILE:LINE" */
+	bool used;              /* NCCL takes this value */
+	char *note;             /* what NCCL does with it, one line */
+};
+
 struct ll_plan {
 	struct ll_setting *settings;   /* in a stable, documented order */
 	size_t n_settings;
@@ -87,6 +102,8 @@ struct ll_plan {
 	size_t n_ranks;
 	struct ll_lint *lints;
 	size_t n_lints;
+	struct ll_conf_line *conf;     /* NCCL's configuration files, line by line */
+	size_t n_conf;
 	enum ll_bind_mode bind;
 	int nproc_per_node;
 	int nnodes;

@@ -4,6 +4,8 @@
 #include <string.h>
 
 #include "llmlaunch/agree.h"
+#include "llmlaunch/env.h"
+#include "llmlaunch/nccl-conf.h"
 #include "llmlaunch/plan-cmd.h"
 
 int ll_plan_cmd_option(struct ll_plan_cmd_options *o, int opt, char *arg, struct ll_error *err)
@@ -64,10 +66,28 @@ void ll_plan_cmd_options_release(struct ll_plan_cmd_options *o)
 	o->n_sets = 0;
 }
 
+/* NCCL_CONF_FILE from the highest layer that sets it. */
+static const char *conf_file_value(const struct ll_plan_cmd_options *o, char *const *environ_,
+				   const struct ll_assignment *profile, size_t n_profile)
+{
+	const char *v = NULL;
+
+	for (size_t i = 0; i < n_profile; i++)
+		if (strcmp(profile[i].name, "NCCL_CONF_FILE") == 0 && !ll_streq(profile[i].value, "auto"))
+			v = profile[i].value;
+	if (ll_env_get(ll_env_or_process(environ_), "NCCL_CONF_FILE"))
+		v = ll_env_get(ll_env_or_process(environ_), "NCCL_CONF_FILE");
+	for (size_t i = 0; i < o->n_sets; i++)
+		if (strcmp(o->sets[i].name, "NCCL_CONF_FILE") == 0)
+			v = o->sets[i].value;
+	return v;
+}
+
 int ll_ctx_plan(struct ll_ctx *ctx, const struct ll_plan_cmd_options *o, char *const *environ_,
 		struct ll_plan **ret, struct ll_profile_set **ret_profiles, struct ll_error *err)
 {
 	_cleanup_(ll_profile_set_freep) struct ll_profile_set *set = NULL;
+	struct ll_nccl_conf conf = { 0 };
 	const struct ll_facts *facts;
 	struct ll_plan_input in = {
 		.environ = environ_,
@@ -90,7 +110,20 @@ int ll_ctx_plan(struct ll_ctx *ctx, const struct ll_plan_cmd_options *o, char *c
 	if (r < 0)
 		return r;
 	ll_profile_set_assignments(set, &in.profile, &in.n_profile);
+	/* NCCL's own files, read as NCCL will read them on this node: NCCL_CONF_FILE as
+	 * the workers will have it (--set, the environment, a profile), HOME's
+	 * .nccl.conf, and /etc/nccl.conf unless the facts are another machine's. */
+	{
+		const char *conf_file = conf_file_value(o, environ_, in.profile, in.n_profile);
+
+		ll_nccl_conf_load(&conf, conf_file, ll_env_get(ll_env_or_process(environ_), "HOME"),
+				  ctx->probe.fsroot, !ctx->probe.topology_file);
+		in.nccl_conf = conf.entries;
+		in.n_nccl_conf = conf.n_entries;
+		in.nccl_conf_unreadable = conf.unreadable;
+	}
 	r = ll_plan_build(&in, ret, err);
+	ll_nccl_conf_release(&conf);
 	if (r < 0)
 		return r;
 	if (ret_profiles)

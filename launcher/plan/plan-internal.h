@@ -66,10 +66,17 @@ const char *plan_input_value(const struct plan_state *s, const char *name, enum 
 /* NAME from the inherited environment only. */
 const char *plan_environ_get(const struct ll_plan_input *in, const char *name);
 
+/* The setting named `name`, NULL when the plan has none. */
+struct ll_setting *plan_find(const struct ll_plan *p, const char *name);
+/* NAME is an environment variable name (capitals, digits, '_'), not a setting. */
+bool plan_is_variable_name(const char *name);
+
 int plan_gpus_decide(struct plan_state *s, struct ll_error *err);
 int plan_net_decide(struct plan_state *s, struct ll_error *err);
 int plan_placement_decide(struct plan_state *s, struct ll_error *err);
 void plan_lint_all(struct plan_state *s);
+/* NCCL's configuration files against the plan (plan-conf.c), after every layer. */
+void plan_conf_apply(struct plan_state *s);
 
 /* Natural comparison: "mlx5_2" < "mlx5_10". */
 

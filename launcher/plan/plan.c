@@ -13,6 +13,7 @@
 static const char *const source_names[] = {
 	[LL_SOURCE_DEFAULT] = "default",
 	[LL_SOURCE_PROBE] = "probe",
+	[LL_SOURCE_NCCL_CONF] = "nccl-conf",
 	[LL_SOURCE_PROFILE] = "profile",
 	[LL_SOURCE_CLUSTER] = "cluster",
 	[LL_SOURCE_ENVIRONMENT] = "environment",
@@ -58,7 +59,7 @@ const char *ll_lint_level_name(enum ll_lint_level l)
 
 /* Variables for the workers are spelled in capitals; lower-case names are settings
  * of llmlaunch or torchrun ("bind", "nproc-per-node", "torchrun.max_restarts"). */
-static bool is_variable_name(const char *name)
+bool plan_is_variable_name(const char *name)
 {
 	if (!name || !(isupper((unsigned char)*name) || *name == '_'))
 		return false;
@@ -68,7 +69,7 @@ static bool is_variable_name(const char *name)
 	return true;
 }
 
-static struct ll_setting *plan_find(const struct ll_plan *p, const char *name)
+struct ll_setting *plan_find(const struct ll_plan *p, const char *name)
 {
 	for (size_t i = 0; i < p->n_settings; i++)
 		if (strcmp(p->settings[i].name, name) == 0)
@@ -181,7 +182,7 @@ const char *plan_input_value(const struct plan_state *s, const char *name, enum 
 			origin = in->profile[i].origin;
 			src = LL_SOURCE_PROFILE;
 		}
-	if (is_variable_name(name)) {
+	if (plan_is_variable_name(name)) {
 		const char *e = plan_environ_get(in, name);
 
 		if (e) {
@@ -237,7 +238,7 @@ static void plan_override(struct plan_state *s, const char *name, const char *va
 	else if (old)
 		ll_buf_addf(&b, "; %s left it unset (%s)", ll_source_name(old->source), old->reason);
 	plan_put(s->p, name, value, source, source == LL_SOURCE_ENVIRONMENT ? NULL : origin, ll_buf_detach(&b),
-		 old ? old->exported : is_variable_name(name));
+		 old ? old->exported : plan_is_variable_name(name));
 	ll_buf_release(&b);
 }
 
@@ -384,6 +385,7 @@ int ll_plan_build(const struct ll_plan_input *in, struct ll_plan **ret, struct l
 	plan_decide_facts(&s);
 	plan_decide_settings(&s);
 	plan_apply_layers(&s);
+	plan_conf_apply(&s);
 
 	np = plan_find(s.p, "nproc-per-node");
 	if (np && np->value)
@@ -422,6 +424,13 @@ void ll_plan_free(struct ll_plan *p)
 		free(p->lints[i].message);
 	}
 	free(p->lints);
+	for (size_t i = 0; i < p->n_conf; i++) {
+		free(p->conf[i].name);
+		free(p->conf[i].value);
+		free(p->conf[i].origin);
+		free(p->conf[i].note);
+	}
+	free(p->conf);
 	free(p);
 }
 

@@ -31,8 +31,9 @@ struct fx {
 	/* planner input */
 	char *env[16];
 	size_t n_env;
-	struct ll_assignment profile[8], cli[8];
-	size_t n_profile, n_cli;
+	struct ll_assignment profile[8], cli[8], conf[8];
+	size_t n_profile, n_cli, n_conf;
+	const char *conf_unreadable;
 	int nproc, nnodes;
 	enum ll_bind_mode bind;
 	bool bind_cli;
@@ -184,6 +185,9 @@ static struct ll_plan *fx_plan(struct fx *x)
 		.bind_from_cli = x->bind_cli,
 		.nproc_per_node = x->nproc,
 		.nnodes = x->nnodes,
+		.nccl_conf = x->conf,
+		.n_nccl_conf = x->n_conf,
+		.nccl_conf_unreadable = x->conf_unreadable,
 	};
 	struct ll_error err = { 0 };
 	struct ll_plan *p = NULL;
@@ -945,6 +949,93 @@ static void t_domain_of_visible(void **state)
 	fx_free(x);
 }
 
+static void fx_conf(struct fx *x, const char *name, const char *value, const char *origin)
+{
+	x->conf[x->n_conf++] = (struct ll_assignment){ fx_str(x, "%s", name), fx_str(x, "%s", value),
+						       fx_str(x, "%s", origin) };
+}
+
+static const struct ll_conf_line *conf_at(const struct ll_plan *p, const char *origin)
+{
+	for (size_t i = 0; i < p->n_conf; i++)
+		if (strcmp(p->conf[i].origin, origin) == 0)
+			return &p->conf[i];
+	fail_msg("no conf line %s", origin);
+	return NULL;
+}
+
+/* NCCL's own files: the environment wins over them, the first file over later
+ * ones; a conflict with what llmlaunch exports says which value NCCL uses. */
+static void t_nccl_conf(void **state)
+{
+	struct fx *x = two_gpu_ib();
+	const struct ll_setting *st;
+	struct ll_plan *p;
+	(void)state;
+
+	fx_conf(x, "NCCL_IB_HCA", "mlx5_0", "/tmp/job.conf:2");
+	fx_conf(x, "NCCL_TOPO_FILE", "/opt/microsoft/ndv4/topo.xml", "/etc/nccl.conf:2");
+	fx_conf(x, "NCCL_IB_HCA", "mlx5_1", "/etc/nccl.conf:3");
+	fx_conf(x, "NCCL_IB_DISABLE", "1", "/etc/nccl.conf:4");
+	fx_conf(x, "export NCCL_DEBUG", "WARN", "/etc/nccl.conf:5");
+	fx_conf(x, "NCCL_SOCKET_NTHREADS", "4", "/etc/nccl.conf:6");
+	fx_env(x, "NCCL_SOCKET_NTHREADS=8");
+	p = fx_plan(x);
+
+	/* llmlaunch exports its list: the environment wins, NCCL uses it. */
+	assert_val(p, "NCCL_IB_HCA", "=mlx5_0:1,mlx5_1:1");
+	assert_lint(p, LL_LINT_WARNING, "NCCL_IB_HCA",
+		    "/tmp/job.conf:2 sets NCCL_IB_HCA=mlx5_0, but NCCL uses '=mlx5_0:1,mlx5_1:1' (probe): the "
+		    "environment wins over NCCL's configuration files (NCCL src/misc/param.cc sets their lines with "
+		    "setenv(..., 0)); remove the line, or keep its value with --set NCCL_IB_HCA=mlx5_0");
+	assert_false(conf_at(p, "/tmp/job.conf:2")->used);
+	assert_string_equal(conf_at(p, "/tmp/job.conf:2")->note,
+			    "the environment wins: NCCL uses '=mlx5_0:1,mlx5_1:1' (probe)");
+	/* The later file's line for the same variable never counts. */
+	assert_string_equal(conf_at(p, "/etc/nccl.conf:3")->note,
+			    "shadowed by /tmp/job.conf:2: NCCL keeps the first value it reads");
+	/* A variable llmlaunch does not set: NCCL takes the file's value, shown as such. */
+	st = ll_plan_get(p, "NCCL_TOPO_FILE");
+	assert_non_null(st);
+	assert_string_equal(st->value, "/opt/microsoft/ndv4/topo.xml");
+	assert_int_equal(st->source, LL_SOURCE_NCCL_CONF);
+	assert_string_equal(st->origin, "/etc/nccl.conf:2");
+	assert_false(st->exported);
+	assert_true(conf_at(p, "/etc/nccl.conf:2")->used);
+	/* One the planner left unset on purpose: the file decides, the reason keeps both,
+	 * and the lint judges it as any value the user brought. */
+	assert_val(p, "NCCL_IB_DISABLE", "1");
+	assert_int_equal(ll_plan_get(p, "NCCL_IB_DISABLE")->source, LL_SOURCE_NCCL_CONF);
+	assert_reason_has(p, "NCCL_IB_DISABLE", "set in /etc/nccl.conf:4, which NCCL reads itself; probe left it unset");
+	assert_lint(p, LL_LINT_WARNING, "NCCL_IB_DISABLE", "while 2 InfiniBand ports are ACTIVE");
+	ll_plan_free(p);
+
+	/* ... as long as nothing exports it: with the plan's value NULL, the file's is
+	 * what ll_plan_value gives (what NCCL will use). */
+	x->n_conf = 0;
+	fx_conf(x, "NCCL_IB_GID_INDEX", "3", "/etc/nccl.conf:1");
+	p = fx_plan(x);
+	st = ll_plan_get(p, "NCCL_IB_GID_INDEX");
+	assert_non_null(st);
+	assert_string_equal(st->value, "3");
+	assert_string_equal(st->reason, "set in /etc/nccl.conf:1, which NCCL reads itself");
+	ll_plan_free(p);
+
+	/* The inherited environment wins too; a name NCCL reads with its prefix is a warning. */
+	x->n_conf = 0;
+	fx_conf(x, "NCCL_SOCKET_NTHREADS", "4", "/etc/nccl.conf:6");
+	fx_conf(x, "export NCCL_DEBUG", "WARN", "/etc/nccl.conf:5");
+	x->conf_unreadable = "/nonexistent/nccl.conf";
+	p = fx_plan(x);
+	assert_string_equal(conf_at(p, "/etc/nccl.conf:6")->note,
+			    "the environment wins: NCCL uses '8' (inherited environment)");
+	assert_lint(p, LL_LINT_WARNING, "NCCL_SOCKET_NTHREADS", "but NCCL uses '8' (inherited environment)");
+	assert_lint(p, LL_LINT_WARNING, NULL, "here 'export NCCL_DEBUG'");
+	assert_lint(p, LL_LINT_WARNING, "NCCL_CONF_FILE", "'/nonexistent/nccl.conf' cannot be read");
+	ll_plan_free(p);
+	fx_free(x);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -965,6 +1056,7 @@ int main(void)
 		cmocka_unit_test(t_unknown_io),
 		cmocka_unit_test(t_unknown_nvlink),
 		cmocka_unit_test(t_domain_of_visible),
+		cmocka_unit_test(t_nccl_conf),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
