@@ -14,6 +14,8 @@
 #define LL_INFO_HOSTNAME        "HostName"             /* hwloc's own */
 #define LL_INFO_DMI_PRODUCT     "DMIProductName"       /* hwloc's own */
 #define LL_INFO_GDR_MODULE      "GPUDirectRDMAModule"  /* "nvidia_peermem", "nv_peer_mem" or "none" */
+#define LL_INFO_KERNEL_RELEASE  "KernelRelease"       /* /proc/sys/kernel/osrelease */
+#define LL_INFO_NVIDIA_MODULE   "NVIDIAKernelModule"  /* "open" or "proprietary" (/proc/driver/nvidia/version) */
 #define LL_INFO_PCI_SCANNED     "PCIBusScanned"       /* "1": /sys/bus/pci/devices was there to read */
 #define LL_INFO_NET_PLUGINS_KNOWN "NCCLNetPluginsKnown" /* "1": the library path was searched */
 #define LL_INFO_NET_PLUGIN      "NCCLNetPlugin"        /* repeated: a plugin the dynamic linker finds */
@@ -34,6 +36,8 @@
 #define LL_INFO_RDMA_NODE_GUID       "NodeGUID"          /* hwloc's own */
 #define LL_INFO_RDMA_DRIVER          "RDMADriver"        /* basename of device/driver: "mlx5_core", "efa" */
 #define LL_INFO_RDMA_NODE_TYPE       "RDMANodeType"      /* node_type verbatim: "1: CA", "7: unspecified" */
+#define LL_INFO_RDMA_UVERBS          "RDMAUverbs"        /* "uverbs0", or "none" */
+#define LL_INFO_RDMA_UVERBS_ACCESS   "RDMAUverbsAccess"  /* "ok", "missing", "denied" */
 
 /* Network OS devices. */
 #define LL_INFO_NET_KIND        "NetKind"      /* ethernet, infiniband, loopback, bridge, veth, docker, virbr, vlan, bond, tunnel, virtual */

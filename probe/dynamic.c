@@ -14,10 +14,12 @@
 #include "sysfs.h"
 
 /* hwloc's per-port infos (PortNState, PortNLID, PortNLMC, PortNGIDk) and ours
- * (link layer, rate, states, GID types, netdev): all of them move with the link. */
+ * (link layer, rate, states, GID types, netdev): all of them move with the link;
+ * so does the device's user-space access (a container gets its devices later). */
 static bool is_port_info(const char *name)
 {
-	return ll_startswith(name, "Port") && isdigit((unsigned char)name[4]);
+	return (ll_startswith(name, "Port") && isdigit((unsigned char)name[4])) ||
+	       strcmp(name, LL_INFO_RDMA_UVERBS) == 0 || strcmp(name, LL_INFO_RDMA_UVERBS_ACCESS) == 0;
 }
 
 static bool is_netif_info(const char *name)

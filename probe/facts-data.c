@@ -144,6 +144,7 @@ static void rdma_release(struct ll_rdma_device *d)
 		free(d->netdevs[i]);
 	free(d->netdevs);
 	free(d->driver);
+	free(d->uverbs);
 }
 
 static void netif_release(struct ll_netif *n)
@@ -183,11 +184,21 @@ void ll_facts_free(struct ll_facts *f)
 	ll_strv_free(f->net_plugins, f->n_net_plugins);
 	ll_strv_free(f->net_plugins_off_path, f->n_net_plugins_off_path);
 	free(f->gdr_module);
+	free(f->kernel_release);
 	free(f->gpu_nic);
 	free(f);
 }
 
 /* ---- queries ---- */
+
+enum ll_tristate ll_facts_gdr_usable(const struct ll_facts *f)
+{
+	if (f->gdr_ready == LL_YES || f->dmabuf == LL_YES)
+		return LL_YES;
+	if (f->gdr_ready == LL_NO && f->dmabuf == LL_NO)
+		return LL_NO;
+	return LL_UNKNOWN;
+}
 
 int ll_facts_nearest_rdma(const struct ll_facts *f, size_t gpu)
 {

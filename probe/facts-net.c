@@ -332,6 +332,16 @@ void ll_facts_rdma_extract(hwloc_topology_t topo, struct ll_facts *f, hwloc_obj_
 		d = &t->dev;
 		d->name = ll_strdup(o->name);
 		d->driver = ll_strdup(hwloc_obj_get_info_by_name(o, LL_INFO_RDMA_DRIVER));
+		{
+			const char *uv = hwloc_obj_get_info_by_name(o, LL_INFO_RDMA_UVERBS);
+			const char *acc = hwloc_obj_get_info_by_name(o, LL_INFO_RDMA_UVERBS_ACCESS);
+
+			d->uverbs = uv ? ll_strdup(strcmp(uv, "none") == 0 ? "" : uv) : NULL;
+			d->uverbs_access = ll_streq(acc, "ok")	    ? LL_UVERBS_OK
+					   : ll_streq(acc, "missing") ? LL_UVERBS_MISSING
+					   : ll_streq(acc, "denied")  ? LL_UVERBS_DENIED
+								      : LL_UVERBS_UNKNOWN;
+		}
 		/* "1: CA": the number is the kernel's enum rdma_node_type. */
 		d->node_type = (int)ll_facts_parse_long(hwloc_obj_get_info_by_name(o, LL_INFO_RDMA_NODE_TYPE), 10);
 		d->numa_node = ll_facts_pci_parent(o) ? ll_facts_numa(topo, o) : -1;

@@ -309,6 +309,31 @@ static void net_plugin_facts(hwloc_obj_t root, struct ll_facts *f)
 	}
 }
 
+/* ---- DMA-BUF ---- */
+
+/* Linux gained RDMA memory registration of DMA-BUFs in 5.12 (ib_umem_dmabuf), and
+ * only NVIDIA's open kernel module exports GPU memory as DMA-BUF (NCCL docs,
+ * troubleshooting/gpu_troubleshooting.rst: "recent Linux kernels combined with the
+ * open source Nvidia GPU driver"). */
+static void dmabuf_facts(hwloc_obj_t root, struct ll_facts *f)
+{
+	const char *rel = hwloc_obj_get_info_by_name(root, LL_INFO_KERNEL_RELEASE);
+	const char *mod = hwloc_obj_get_info_by_name(root, LL_INFO_NVIDIA_MODULE);
+	enum ll_tristate kernel = LL_UNKNOWN;
+	unsigned major, minor;
+
+	f->kernel_release = ll_strdup(rel);
+	f->nvidia_open_module = ll_streq(mod, "open") ? LL_YES : ll_streq(mod, "proprietary") ? LL_NO : LL_UNKNOWN;
+	if (rel && sscanf(rel, "%u.%u", &major, &minor) == 2)
+		kernel = major > 5 || (major == 5 && minor >= 12) ? LL_YES : LL_NO;
+	if (kernel == LL_NO || f->nvidia_open_module == LL_NO)
+		f->dmabuf = LL_NO;
+	else if (kernel == LL_YES && f->nvidia_open_module == LL_YES)
+		f->dmabuf = LL_YES;
+	else
+		f->dmabuf = LL_UNKNOWN;
+}
+
 /* ---- the whole ---- */
 
 int ll_probe_facts(hwloc_topology_t topo, const char *source, struct ll_facts **ret, struct ll_error *err)
@@ -341,6 +366,7 @@ int ll_probe_facts(hwloc_topology_t topo, const char *source, struct ll_facts **
 		f->gdr_module = ll_strdup(gdr);
 	}
 
+	dmabuf_facts(hwloc_get_root_obj(topo), f);
 	if (f->n_gpus && f->n_rdma) {
 		f->gpu_nic = ll_calloc(f->n_gpus * f->n_rdma, sizeof(*f->gpu_nic));
 		for (size_t i = 0; i < f->n_gpus; i++)

@@ -43,6 +43,22 @@ int ll_annotate_host(hwloc_topology_t topo, const char *fsroot, struct ll_error 
 			ll_obj_info_once(root, LL_INFO_PCI_SCANNED, "1");
 	}
 
+	/* What decides whether DMA-BUF can carry GPUDirect RDMA (NCCL docs,
+	 * troubleshooting/gpu_troubleshooting.rst: recent kernels with the open
+	 * NVIDIA driver): the kernel release, and which nvidia.ko is loaded. */
+	{
+		_cleanup_free_ char *rel = ll_sysfs_path(fsroot, "/proc/sys/kernel/osrelease");
+		_cleanup_free_ char *ver = ll_sysfs_path(fsroot, "/proc/driver/nvidia/version");
+		_cleanup_free_ char *v = NULL, *line = NULL;
+
+		if (ll_sysfs_read(rel, &v) == 0)
+			ll_obj_info_once(root, LL_INFO_KERNEL_RELEASE, v);
+		/* "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  550.54.15 ..."
+		 * against "NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.104.05 ...". */
+		if (ll_sysfs_read(ver, &line) == 0 && strstr(line, "Kernel Module"))
+			ll_obj_info_once(root, LL_INFO_NVIDIA_MODULE, strstr(line, "Open Kernel Module") ? "open" : "proprietary");
+	}
+
 	if (!fsroot && !hwloc_obj_get_info_by_name(root, LL_INFO_HOSTNAME)) {
 		char name[HOST_NAME_MAX + 1];
 

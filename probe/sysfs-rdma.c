@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "annotate.h"
 #include "annotations.h"
@@ -225,9 +226,74 @@ static void annotate_device(hwloc_obj_t obj, const char *fsroot, const char *dev
 	ll_strv_free(ports, n);
 }
 
+/* The uverbs device of each RDMA device: /sys/class/infiniband_verbs/uverbsN/ibdev
+ * names it; rdma-core opens /dev/infiniband/uverbsN (libibverbs/init.c). */
+struct uverbs_map {
+	char **ibdev, **uverbs;
+	size_t n;
+	bool known;      /* the class exists, or a live probe shows it does not (no ib_uverbs) */
+	bool dev_known;  /* /dev is there to look at (gathered trees have none) */
+};
+
+static void uverbs_map_read(struct uverbs_map *m, const char *fsroot)
+{
+	_cleanup_free_ char *dir = ll_sysfs_path(fsroot, "/sys/class/infiniband_verbs");
+	_cleanup_free_ char *devdir = ll_sysfs_path(fsroot, "/dev");
+	char **names = NULL;
+	size_t n = 0;
+
+	m->dev_known = ll_sysfs_is_dir(devdir);
+	if (ll_sysfs_list(dir, &names, &n) < 0) {
+		/* Live, the class's absence means ib_uverbs is not loaded; a gathered
+		 * tree may just not have copied it. */
+		m->known = !fsroot;
+		return;
+	}
+	m->known = true;
+	for (size_t i = 0; i < n; i++) {
+		_cleanup_free_ char *p = ll_asprintf("%s/%s/ibdev", dir, names[i]);
+		char *ibdev = NULL;
+
+		if (!ll_startswith(names[i], "uverbs") || !is_netdev_name(names[i]) || ll_sysfs_read(p, &ibdev) < 0)
+			continue;
+		size_t k = m->n;
+
+		*(char **)ll_array_push(&m->ibdev, &k, sizeof(char *)) = ibdev;
+		*(char **)ll_array_push(&m->uverbs, &m->n, sizeof(char *)) = ll_strdup(names[i]);
+	}
+	ll_strv_free(names, n);
+}
+
+static void uverbs_map_release(struct uverbs_map *m)
+{
+	ll_strv_free(m->ibdev, m->n);
+	ll_strv_free(m->uverbs, m->n);
+}
+
+static void annotate_uverbs(hwloc_obj_t obj, const char *fsroot, const struct uverbs_map *m, const char *dev)
+{
+	const char *uv = NULL;
+
+	if (!m->known)
+		return;
+	for (size_t i = 0; i < m->n && !uv; i++)
+		if (strcmp(m->ibdev[i], dev) == 0)
+			uv = m->uverbs[i];
+	ll_obj_info_once(obj, LL_INFO_RDMA_UVERBS, uv ? uv : "none");
+	if (uv && m->dev_known) {
+		_cleanup_free_ char *node = ll_sysfs_path(fsroot, "/dev/infiniband/%s", uv);
+
+		ll_obj_info_once(obj, LL_INFO_RDMA_UVERBS_ACCESS,
+				 access(node, F_OK) < 0		 ? "missing"
+				 : access(node, R_OK | W_OK) < 0 ? "denied"
+								 : "ok");
+	}
+}
+
 int ll_annotate_rdma(hwloc_topology_t topo, const char *fsroot, struct ll_error *err)
 {
 	_cleanup_free_ char *classdir = ll_sysfs_path(fsroot, "/sys/class/infiniband");
+	struct uverbs_map uv = { 0 };
 	char **names = NULL;
 	size_t n = 0;
 	hwloc_obj_t obj;
@@ -238,6 +304,7 @@ int ll_annotate_rdma(hwloc_topology_t topo, const char *fsroot, struct ll_error 
 		return 0; /* no RDMA stack here: nothing to find */
 	if (r < 0)
 		return ll_error_set(err, r, "cannot read '%s': %s", classdir, strerror(-r));
+	uverbs_map_read(&uv, fsroot);
 
 	for (size_t i = 0; i < n; i++) {
 		_cleanup_free_ char *ports = NULL;
@@ -248,6 +315,7 @@ int ll_annotate_rdma(hwloc_topology_t topo, const char *fsroot, struct ll_error 
 		for (obj = NULL; (obj = hwloc_get_next_osdev(topo, obj));)
 			if (obj->attr->osdev.type == HWLOC_OBJ_OSDEV_OPENFABRICS && ll_streq(obj->name, names[i])) {
 				annotate_device(obj, fsroot, names[i]);
+				annotate_uverbs(obj, fsroot, &uv, names[i]);
 				seen = true;
 			}
 		if (seen)
@@ -259,9 +327,12 @@ int ll_annotate_rdma(hwloc_topology_t topo, const char *fsroot, struct ll_error 
 		if (!ll_sysfs_is_dir(ports))
 			continue;
 		obj = ll_topo_standin(topo, names[i], LL_STANDIN_OPENFABRICS);
-		if (obj)
+		if (obj) {
 			annotate_device(obj, fsroot, names[i]);
+			annotate_uverbs(obj, fsroot, &uv, names[i]);
+		}
 	}
 	ll_strv_free(names, n);
+	uverbs_map_release(&uv);
 	return 0;
 }

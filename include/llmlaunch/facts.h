@@ -131,6 +131,11 @@ struct ll_rdma_device {
 	enum ll_rdma_class rdma_class;
 	const char *class_why;   /* static text: what the class was decided from, with its source */
 	const char *provider;    /* libfabric provider of a PLUGIN device ("efa"), NULL otherwise */
+	/* User-space access (rdma-core opens /dev/infiniband/uverbsN): the uverbs device
+	 * ("uverbs0"; "" when the kernel has none for it: ib_uverbs not loaded; NULL
+	 * unknown) and whether this process can open it. */
+	char *uverbs;
+	enum ll_uverbs_access { LL_UVERBS_UNKNOWN = 0, LL_UVERBS_OK, LL_UVERBS_MISSING, LL_UVERBS_DENIED } uverbs_access;
 };
 
 enum ll_netif_kind {
@@ -249,6 +254,11 @@ struct ll_facts {
 
 	enum ll_tristate gdr_ready;   /* GPUDirect RDMA kernel module loaded */
 	char *gdr_module;             /* "nvidia_peermem", "nv_peer_mem", NULL */
+	/* DMA-BUF, NCCL's other way to GPUDirect RDMA: Linux 5.12 or later and NVIDIA's
+	 * open kernel module (NCCL docs, troubleshooting/gpu_troubleshooting.rst). */
+	char *kernel_release;         /* "6.1.0-18-amd64", NULL unknown */
+	enum ll_tristate nvidia_open_module; /* the loaded nvidia.ko is the open one */
+	enum ll_tristate dmabuf;      /* derived from the two above */
 
 	/* PCIe path class between gpus[i] and rdma[j]: gpu_nic[i * n_rdma + j]. */
 	enum ll_path *gpu_nic;
@@ -261,6 +271,10 @@ static inline enum ll_path ll_facts_gpu_nic(const struct ll_facts *f, size_t gpu
 {
 	return f->gpu_nic ? f->gpu_nic[gpu * f->n_rdma + nic] : LL_PATH_UNKNOWN;
 }
+
+/* GPUDirect RDMA can work: a peer-memory module is loaded or DMA-BUF is usable;
+ * NO when both are known not to be; else unknown. */
+enum ll_tristate ll_facts_gdr_usable(const struct ll_facts *f);
 
 /* Nearest RDMA device to a GPU (lowest path class, then lowest index); -1 if none. */
 int ll_facts_nearest_rdma(const struct ll_facts *f, size_t gpu);

@@ -62,6 +62,16 @@ struct ll_lint {
 	enum ll_lint_level level;
 	char *variable;         /* the variable concerned, or NULL */
 	char *message;
+	bool blocking;          /* the job cannot work as planned: `run` stops before starting it */
+};
+
+/* What the process that starts the workers hands on to them: limits are inherited
+ * through fork and exec. Zero: unknown. */
+struct ll_process_limits {
+	bool known;
+	bool memlock_unlimited;
+	unsigned long long memlock_bytes;   /* soft RLIMIT_MEMLOCK */
+	enum ll_tristate ipc_lock;          /* CAP_IPC_LOCK is effective: no memlock limit applies */
 };
 
 struct ll_plan_input {
@@ -72,6 +82,7 @@ struct ll_plan_input {
 	const struct ll_assignment *nccl_conf;
 	size_t n_nccl_conf;
 	const char *nccl_conf_unreadable;
+	struct ll_process_limits limits;
 	/* Inherited environment (environ-style "NAME=VALUE" strings, NULL-terminated). */
 	char *const *environ;
 	/* Profile values, already layered (later entries win). Names are variable names

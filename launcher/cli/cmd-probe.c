@@ -182,6 +182,15 @@ static void print_rdma(struct ll_out *o, const struct ll_facts *f)
 		ll_out_string(o, "driver", "      driver %s", d->driver);
 		ll_out_int(o, "node_type", ", node type %s, ", d->node_type, d->node_type >= 0);
 		ll_out_int(o, "numa_node", "NUMA %s", d->numa_node, d->numa_node >= 0);
+		{
+			static const char *const access_names[] = {
+				[LL_UVERBS_UNKNOWN] = NULL, [LL_UVERBS_OK] = "ok", [LL_UVERBS_MISSING] = "missing",
+				[LL_UVERBS_DENIED] = "denied",
+			};
+
+			ll_out_string(o, "uverbs", ", uverbs %s", d->uverbs && !*d->uverbs ? "none" : d->uverbs);
+			ll_out_string(o, "uverbs_access", " (%s)", access_names[d->uverbs_access]);
+		}
 		ll_out_string(o, "node_guid", ", node GUID %s", d->node_guid);
 		ll_out_text(o, ", netdevs");
 		ll_out_open_array(o, "netdevs");
@@ -299,6 +308,9 @@ static void print_gdr(struct ll_out *o, const struct ll_facts *f)
 	ll_out_open_object(o, "gdr");
 	ll_out_bool(o, "ready", "\nGPUDirect RDMA: %s", f->gdr_ready);
 	ll_out_string(o, "module", f->gdr_module ? " (%s)" : NULL, f->gdr_module);
+	ll_out_bool(o, "dmabuf", "; DMA-BUF %s", f->dmabuf);
+	ll_out_string(o, "kernel", " (kernel %s", f->kernel_release);
+	ll_out_bool(o, "nvidia_open_module", ", NVIDIA open module %s)", f->nvidia_open_module);
 	ll_out_text(o, "\n");
 	ll_out_close_object(o);
 }

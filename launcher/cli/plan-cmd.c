@@ -2,9 +2,11 @@
  * planner's input from the context (facts, profiles) and the environment. */
 #include <errno.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "llmlaunch/agree.h"
 #include "llmlaunch/env.h"
+#include "llmlaunch/file.h"
 #include "llmlaunch/nccl-conf.h"
 #include "llmlaunch/plan-cmd.h"
 
@@ -66,6 +68,27 @@ void ll_plan_cmd_options_release(struct ll_plan_cmd_options *o)
 	o->n_sets = 0;
 }
 
+/* The limits the workers inherit from this process: RLIMIT_MEMLOCK, and whether
+ * CAP_IPC_LOCK (bit 14 of the effective set) lifts it for RDMA pinning. */
+static void process_limits(struct ll_process_limits *ret)
+{
+	_cleanup_free_ char *status = NULL;
+	struct rlimit rl;
+	const char *cap;
+
+	if (getrlimit(RLIMIT_MEMLOCK, &rl) < 0)
+		return;
+	ret->known = true;
+	ret->memlock_unlimited = rl.rlim_cur == RLIM_INFINITY;
+	ret->memlock_bytes = ret->memlock_unlimited ? 0 : (unsigned long long)rl.rlim_cur;
+	ret->ipc_lock = LL_UNKNOWN;
+	if (ll_read_file("/proc/self/status", 1 << 16, &status) == 0 && (cap = strstr(status, "\nCapEff:"))) {
+		unsigned long long eff = strtoull(cap + 8, NULL, 16);
+
+		ret->ipc_lock = eff & (1ULL << 14) ? LL_YES : LL_NO;
+	}
+}
+
 /* NCCL_CONF_FILE from the highest layer that sets it. */
 static const char *conf_file_value(const struct ll_plan_cmd_options *o, char *const *environ_,
 				   const struct ll_assignment *profile, size_t n_profile)
@@ -122,6 +145,7 @@ int ll_ctx_plan(struct ll_ctx *ctx, const struct ll_plan_cmd_options *o, char *c
 		in.n_nccl_conf = conf.n_entries;
 		in.nccl_conf_unreadable = conf.unreadable;
 	}
+	process_limits(&in.limits);
 	r = ll_plan_build(&in, ret, err);
 	ll_nccl_conf_release(&conf);
 	if (r < 0)

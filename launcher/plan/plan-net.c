@@ -422,9 +422,9 @@ static void decide_gdr(struct plan_state *s)
 		if (strcmp(net->plugin_fabric, "cxi") != 0)
 			plan_decide(s, "NCCL_NET_GDR_LEVEL", NULL, LL_SOURCE_PROBE, true,
 				    "aws-ofi-nccl decides GPUDirect RDMA for AWS EFA");
-		else if (f->gdr_ready == LL_NO)
+		else if (ll_facts_gdr_usable(f) == LL_NO)
 			plan_decide(s, "NCCL_NET_GDR_LEVEL", NULL, LL_SOURCE_PROBE, true,
-				    "GPUDirect RDMA is not ready (neither nvidia_peermem nor nv_peer_mem is loaded)");
+				    "GPUDirect RDMA is not ready (no peer-memory module, DMA-BUF not usable)");
 		else
 			plan_decide(s, "NCCL_NET_GDR_LEVEL", "PHB", LL_SOURCE_PROBE, true,
 				    "HPE: required for RDMA between GPUs over Slingshot (shs-ccl-docs)");
@@ -462,11 +462,11 @@ static void decide_gdr(struct plan_state *s)
 	}
 	net->gdr_needed = unknown ? LL_PATH_UNKNOWN : needed;
 
-	if (f->gdr_ready == LL_NO) {
+	if (ll_facts_gdr_usable(f) == LL_NO) {
 		plan_decide(s, "NCCL_NET_GDR_LEVEL", NULL, LL_SOURCE_PROBE, true,
-			    "GPUDirect RDMA is not ready (neither nvidia_peermem nor nv_peer_mem is loaded): "
-			    "a level cannot make it work");
-	} else if (f->gdr_ready == LL_UNKNOWN) {
+			    "GPUDirect RDMA is not ready (neither nvidia_peermem nor nv_peer_mem is loaded, and "
+			    "DMA-BUF is not usable): a level cannot make it work");
+	} else if (ll_facts_gdr_usable(f) == LL_UNKNOWN) {
 		plan_decide(s, "NCCL_NET_GDR_LEVEL", NULL, LL_SOURCE_PROBE, true,
 			    "GPUDirect RDMA readiness unknown (no peer-memory module facts): NCCL decides");
 	} else if (net->gdr_needed == LL_PATH_UNKNOWN) {
@@ -481,7 +481,9 @@ static void decide_gdr(struct plan_state *s)
 			    "RDMA through %s",
 			    ll_path_name(level), f->gpus[worst_gpu].busid ? f->gpus[worst_gpu].busid : "?",
 			    f->rdma[worst_dev].name, ll_path_name(needed),
-			    f->gdr_module ? f->gdr_module : "a peer-memory module");
+			    f->gdr_ready == LL_YES && f->gdr_module ? f->gdr_module
+			    : f->gdr_ready == LL_YES		    ? "a peer-memory module"
+								    : "DMA-BUF (NVIDIA's open kernel module)");
 	}
 }
 

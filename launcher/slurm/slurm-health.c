@@ -106,6 +106,35 @@ static void check_ports(const struct ll_facts *f, const struct ll_profile_expect
 	ll_buf_release(&b);
 }
 
+/* The RDMA ports a profile expects must be usable from user space: the uverbs device
+ * exists (rdma-core opens /dev/infiniband/uverbsN). The Prolog runs as root on the
+ * host, so "missing" is a node fault (ib_uverbs not loaded, udev not creating the
+ * node); access rights of one user are no node fault and are not judged here. */
+static void check_uverbs(const struct ll_facts *f, const struct ll_profile_expect *e, struct ll_health *h)
+{
+	struct ll_buf b;
+
+	if (e->active_rdma_ports < 0 && e->link_layer == LL_LINK_LAYER_UNKNOWN)
+		return;
+	ll_buf_init(&b);
+	for (size_t i = 0; i < f->n_rdma; i++) {
+		const struct ll_rdma_device *d = &f->rdma[i];
+		bool active = false;
+
+		for (size_t j = 0; j < d->n_ports; j++)
+			active |= port_active(&d->ports[j]);
+		if (!active || !device_counts(d))
+			continue;
+		if (d->uverbs && !*d->uverbs)
+			ll_buf_addf(&b, "%s%s has no uverbs device (ib_uverbs not loaded)", b.len ? ", " : "", d->name);
+		else if (d->uverbs_access == LL_UVERBS_MISSING)
+			ll_buf_addf(&b, "%s/dev/infiniband/%s of %s is missing (udev)", b.len ? ", " : "", d->uverbs, d->name);
+	}
+	if (b.len)
+		add(&h->faults, &h->n_faults, ll_asprintf("RDMA devices unusable from user space: %s", b.s));
+	ll_buf_release(&b);
+}
+
 /* A fabric reached only through aws-ofi-nccl without the plugin: jobs still run,
  * over TCP sockets, so an image problem to report, never a drain. */
 static void check_plugin(const struct ll_facts *f, struct ll_health *h)
@@ -148,18 +177,22 @@ void ll_health_check(const struct ll_facts *f, const struct ll_profile_expect *e
 			    ll_asprintf("expected %d GPU%s, found %zu", e->gpus, e->gpus == 1 ? "" : "s", f->n_gpus));
 	}
 	check_ports(f, e, h);
+	check_uverbs(f, e, h);
 	check_plugin(f, h);
 	if (e->gdr_required == LL_YES) {
 		h->n_stated++;
-		if (f->gdr_ready == LL_UNKNOWN) {
+		enum ll_tristate usable = ll_facts_gdr_usable(f);
+
+		if (usable == LL_UNKNOWN) {
 			add(&h->notes, &h->n_notes,
 			    ll_strdup("GPUDirect RDMA readiness is unknown (a snapshot without it): not checked"));
 		} else {
 			h->n_checked++;
-			if (f->gdr_ready != LL_YES)
+			/* DMA-BUF (Linux 5.12+, NVIDIA's open module) does without the module. */
+			if (usable != LL_YES)
 				add(&h->faults, &h->n_faults,
 				    ll_strdup("GPUDirect RDMA is required but neither nvidia_peermem nor nv_peer_mem "
-					      "is loaded"));
+					      "is loaded, and DMA-BUF is not usable"));
 		}
 	}
 }

@@ -45,7 +45,7 @@ is "$j" '[.interfaces[] | select(.name == "ib2") | .kind, .virtual, .rdma_device
 is "$j" '.gpu_nic_distance.matrix' \
 	'[["PIX","SYS","SYS","SYS"],["SYS","PIX","SYS","SYS"],["SYS","SYS","PIX","SYS"],["SYS","SYS","SYS","PIX"]]'
 is "$j" '.gpu_nic_distance.nics' '["mlx5_0","mlx5_1","mlx5_2","mlx5_3"]'
-is "$j" '.gdr' '{"ready":null,"module":null}'
+is "$j" '.gdr' '{"ready":null,"module":null,"dmabuf":null,"kernel":null,"nvidia_open_module":null}'
 # PCI devices only: NVLink unknown (null), not "no NVLink".
 is "$j" '.parallelism | [.nvlink_domain, .network]' '[null,"infiniband"]'
 is "$j" '[.gpus_known, .netdevs_known]' '[true,true]'

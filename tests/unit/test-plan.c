@@ -34,6 +34,7 @@ struct fx {
 	struct ll_assignment profile[8], cli[8], conf[8];
 	size_t n_profile, n_cli, n_conf;
 	const char *conf_unreadable;
+	struct ll_process_limits limits;
 	int nproc, nnodes;
 	enum ll_bind_mode bind;
 	bool bind_cli;
@@ -64,9 +65,12 @@ static struct fx *fx_new(int n_numa, int per, int smt)
 	x->f.cores = x->cores;
 	x->f.numa_nodes = x->numa;
 	x->f.gdr_ready = LL_UNKNOWN;
+	x->f.dmabuf = LL_UNKNOWN;
 	/* A node as a live probe sees it: the PCI tree and the network devices were read. */
 	x->f.gpus_known = true;
 	x->f.netdevs_known = true;
+	x->f.dmabuf = LL_UNKNOWN;
+	x->f.nvidia_open_module = LL_UNKNOWN;
 	x->f.n_pus = total * smt;
 	for (int n = 0; n < n_numa; n++) {
 		x->numa[n].os_index = n;
@@ -188,6 +192,7 @@ static struct ll_plan *fx_plan(struct fx *x)
 		.nccl_conf = x->conf,
 		.n_nccl_conf = x->n_conf,
 		.nccl_conf_unreadable = x->conf_unreadable,
+		.limits = x->limits,
 	};
 	struct ll_error err = { 0 };
 	struct ll_plan *p = NULL;
@@ -422,10 +427,11 @@ static void t_gdr(void **state)
 	(void)state;
 
 	x->f.gdr_ready = LL_NO;
+	x->f.dmabuf = LL_NO; /* and no DMA-BUF either */
 	x->f.gdr_module = NULL;
 	p = fx_plan(x);
 	assert_val(p, "NCCL_NET_GDR_LEVEL", NULL);
-	assert_reason_has(p, "NCCL_NET_GDR_LEVEL", "not ready (neither nvidia_peermem nor nv_peer_mem is loaded)");
+	assert_reason_has(p, "NCCL_NET_GDR_LEVEL", "not ready (neither nvidia_peermem nor nv_peer_mem is loaded, and DMA-BUF is not usable)");
 	ll_plan_free(p);
 
 	x->f.gdr_ready = LL_UNKNOWN;
@@ -1036,6 +1042,98 @@ static void t_nccl_conf(void **state)
 	fx_free(x);
 }
 
+static const struct ll_lint *lint_on(const struct ll_plan *p, const char *var)
+{
+	for (size_t i = 0; i < p->n_lints; i++)
+		if (ll_streq(p->lints[i].variable, var))
+			return &p->lints[i];
+	return NULL;
+}
+
+/* The plumbing RDMA needs: pinned memory, the uverbs devices, GPUDirect. */
+static void t_plumbing(void **state)
+{
+	struct fx *x = two_gpu_ib();
+	const struct ll_lint *l;
+	struct ll_plan *p;
+	(void)state;
+
+	/* A container's 64 KiB, no CAP_IPC_LOCK: registration fails, run must not start. */
+	x->limits = (struct ll_process_limits){ .known = true, .memlock_bytes = 65536, .ipc_lock = LL_NO };
+	p = fx_plan(x);
+	l = lint_on(p, "RLIMIT_MEMLOCK");
+	assert_non_null(l);
+	assert_int_equal(l->level, LL_LINT_ERROR);
+	assert_true(l->blocking);
+	assert_string_equal(l->message,
+			    "the locked-memory limit is 64 KiB (ulimit -l 64) and this process lacks CAP_IPC_LOCK: "
+			    "NCCL's RDMA memory registration will fail ('NCCL WARN Call to ibv_reg_mr failed'); raise it "
+			    "to unlimited: '* soft memlock unlimited' and '* hard memlock unlimited' in "
+			    "/etc/security/limits.conf (then log in again), 'docker run --ulimit memlock=-1', or "
+			    "LimitMEMLOCK=infinity in slurmd's systemd unit");
+	ll_plan_free(p);
+	/* Large but limited: a warning, no block. */
+	x->limits.memlock_bytes = 8ULL << 30;
+	p = fx_plan(x);
+	l = lint_on(p, "RLIMIT_MEMLOCK");
+	assert_int_equal(l->level, LL_LINT_WARNING);
+	assert_false(l->blocking);
+	assert_non_null(strstr(l->message, "8 GiB"));
+	ll_plan_free(p);
+	/* Root with CAP_IPC_LOCK: the limit does not apply, said as info. */
+	x->limits = (struct ll_process_limits){ .known = true, .memlock_bytes = 65536, .ipc_lock = LL_YES };
+	p = fx_plan(x);
+	l = lint_on(p, "RLIMIT_MEMLOCK");
+	assert_int_equal(l->level, LL_LINT_INFO);
+	assert_false(l->blocking);
+	ll_plan_free(p);
+	/* Unlimited, or no RDMA planned: nothing. */
+	x->limits = (struct ll_process_limits){ .known = true, .memlock_unlimited = true, .ipc_lock = LL_NO };
+	p = fx_plan(x);
+	assert_null(lint_on(p, "RLIMIT_MEMLOCK"));
+	ll_plan_free(p);
+
+	/* The uverbs devices: missing in a container, unreadable, or ib_uverbs not loaded. */
+	x->rdma[0].uverbs = "uverbs0";
+	x->rdma[0].uverbs_access = LL_UVERBS_MISSING;
+	x->rdma[1].uverbs = "";
+	p = fx_plan(x);
+	assert_lint(p, LL_LINT_WARNING, "NCCL_IB_HCA",
+		    "/dev/infiniband/uverbs0 (mlx5_0) missing: a container without the RDMA devices; NCCL finds none "
+		    "and uses TCP sockets; pass them in: docker run --device=/dev/infiniband");
+	assert_lint(p, LL_LINT_WARNING, "NCCL_IB_HCA",
+		    "mlx5_1: no user-space verbs device (the kernel module ib_uverbs is not loaded)");
+	ll_plan_free(p);
+	x->rdma[0].uverbs_access = LL_UVERBS_DENIED;
+	x->rdma[1].uverbs = "uverbs1";
+	x->rdma[1].uverbs_access = LL_UVERBS_OK;
+	p = fx_plan(x);
+	assert_lint(p, LL_LINT_WARNING, "NCCL_IB_HCA", "/dev/infiniband/uverbs0 (mlx5_0) not readable and writable");
+	ll_plan_free(p);
+	x->rdma[0].uverbs_access = LL_UVERBS_OK;
+
+	/* GPUDirect RDMA: no peer-memory module, and the proprietary driver has no DMA-BUF. */
+	x->f.gdr_ready = LL_NO;
+	x->f.nvidia_open_module = LL_NO;
+	x->f.dmabuf = LL_NO;
+	p = fx_plan(x);
+	assert_val(p, "NCCL_NET_GDR_LEVEL", NULL);
+	assert_lint(p, LL_LINT_WARNING, "NCCL_NET_GDR_LEVEL",
+		    "GPUDirect RDMA is off: nvidia_peermem is not loaded and DMA-BUF is not usable (NVIDIA's "
+		    "proprietary kernel module exports no DMA-BUF): NCCL copies every transfer through host memory; "
+		    "load the module: sudo modprobe nvidia-peermem");
+	ll_plan_free(p);
+	/* DMA-BUF (open module, Linux 5.12+) is GPUDirect RDMA without the module. */
+	x->f.nvidia_open_module = LL_YES;
+	x->f.dmabuf = LL_YES;
+	p = fx_plan(x);
+	assert_val(p, "NCCL_NET_GDR_LEVEL", "PIX");
+	assert_reason_has(p, "NCCL_NET_GDR_LEVEL", "through DMA-BUF");
+	assert_null(lint_on(p, "NCCL_NET_GDR_LEVEL"));
+	ll_plan_free(p);
+	fx_free(x);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1057,6 +1155,7 @@ int main(void)
 		cmocka_unit_test(t_unknown_nvlink),
 		cmocka_unit_test(t_domain_of_visible),
 		cmocka_unit_test(t_nccl_conf),
+		cmocka_unit_test(t_plumbing),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

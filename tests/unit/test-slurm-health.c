@@ -174,7 +174,7 @@ static void test_gdr(void **state)
 	struct ll_facts *f = node(8, "AAAAAAAA", LL_NO);
 
 	(void)state;
-	check(f, &dgx, "GPUDirect RDMA is required but neither nvidia_peermem nor nv_peer_mem is loaded", 0, 4, 4);
+	check(f, &dgx, "GPUDirect RDMA is required but neither nvidia_peermem nor nv_peer_mem is loaded, and DMA-BUF is not usable", 0, 4, 4);
 	node_free(f);
 	f = node(8, "AAAAAAAA", LL_UNKNOWN);
 	check(f, &dgx, NULL, 1, 3, 4);
@@ -188,7 +188,7 @@ static void test_several_faults_one_line(void **state)
 	(void)state;
 	check(f, &dgx,
 	      "expected 8 GPUs, found 6; expected at least 8 active InfiniBand RDMA ports, found 7 (mlx5_7:1 DOWN); "
-	      "GPUDirect RDMA is required but neither nvidia_peermem nor nv_peer_mem is loaded",
+	      "GPUDirect RDMA is required but neither nvidia_peermem nor nv_peer_mem is loaded, and DMA-BUF is not usable",
 	      0, 4, 4);
 	node_free(f);
 }
@@ -236,12 +236,37 @@ static void test_classes(void **state)
 	node_free(f);
 }
 
+/* The expected ports must be usable from user space; DMA-BUF stands in for the
+ * peer-memory module. */
+static void test_plumbing(void **state)
+{
+	struct ll_facts *f = node(8, "AAAAAAAA", LL_NO);
+	const struct ll_profile_expect ib = { .gpus = -1, .active_rdma_ports = 8,
+					      .link_layer = LL_LINK_LAYER_INFINIBAND, .gdr_required = LL_YES };
+
+	(void)state;
+	f->dmabuf = LL_YES;
+	check(f, &ib, NULL, 0, 3, 3);
+	f->rdma[2].uverbs = "";
+	f->rdma[5].uverbs = "uverbs5";
+	f->rdma[5].uverbs_access = LL_UVERBS_MISSING;
+	check(f, &ib, "RDMA devices unusable from user space: mlx5_2 has no uverbs device (ib_uverbs not loaded), "
+		      "/dev/infiniband/uverbs5 of mlx5_5 is missing (udev)", 0, 3, 3);
+	/* Access rights of a user are no node fault. */
+	f->rdma[2].uverbs = NULL;
+	f->rdma[5].uverbs_access = LL_UVERBS_DENIED;
+	check(f, &ib, NULL, 0, 3, 3);
+	f->rdma[5].uverbs = NULL;
+	node_free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_all_met),
 		cmocka_unit_test(test_unknown_is_a_note),
 		cmocka_unit_test(test_classes),
+		cmocka_unit_test(test_plumbing),
 		cmocka_unit_test(test_nothing_stated),
 		cmocka_unit_test(test_gpu_missing),
 		cmocka_unit_test(test_more_gpus_is_fine),
