@@ -14,6 +14,7 @@
 #define LL_INFO_HOSTNAME        "HostName"             /* hwloc's own */
 #define LL_INFO_DMI_PRODUCT     "DMIProductName"       /* hwloc's own */
 #define LL_INFO_GDR_MODULE      "GPUDirectRDMAModule"  /* "nvidia_peermem", "nv_peer_mem" or "none" */
+#define LL_INFO_AMD_PEER_MEMORY "AMDPeerMemory"       /* "amdkfd": RCCL's memory_peers/amdkfd/version is there */
 #define LL_INFO_KERNEL_RELEASE  "KernelRelease"       /* /proc/sys/kernel/osrelease */
 #define LL_INFO_NVIDIA_MODULE   "NVIDIAKernelModule"  /* "open" or "proprietary" (/proc/driver/nvidia/version) */
 #define LL_INFO_PCI_SCANNED     "PCIBusScanned"       /* "1": /sys/bus/pci/devices was there to read */
@@ -64,7 +65,11 @@
 #define LL_INFO_NVLINKS_ACTIVE  "NVLinksActive"
 #define LL_INFO_NVLINKS_INACTIVE "NVLinksInactive"
 
+#define LL_INFO_AMD_UUID        "AMDUUID"         /* hwloc's own (ROCm SMI backend) */
+#define LL_INFO_AMD_PARTITIONS  "AMDPartitions"   /* on an AMD GPU PCI object: ROCm devices on it (KFD) */
+
 /* Distances. */
 #define LL_DIST_NVLINK          "NVLinkBandwidth" /* hwloc's own NVML backend name, MB/s */
+#define LL_DIST_XGMI            "XGMIBandwidth"   /* hwloc's own RSMI backend name, MB/s */
 
 #endif

@@ -48,7 +48,7 @@ static bool is_standin_netif_info(const char *name)
 
 static bool is_root_dynamic_info(const char *name)
 {
-	return strcmp(name, LL_INFO_GDR_MODULE) == 0 || strcmp(name, LL_INFO_NET_PLUGINS_KNOWN) == 0 ||
+	return strcmp(name, LL_INFO_GDR_MODULE) == 0 || strcmp(name, LL_INFO_AMD_PEER_MEMORY) == 0 || strcmp(name, LL_INFO_NET_PLUGINS_KNOWN) == 0 ||
 	       strcmp(name, LL_INFO_NET_PLUGIN) == 0 || strcmp(name, LL_INFO_NET_PLUGIN_OFF_PATH) == 0;
 }
 

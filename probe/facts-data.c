@@ -48,6 +48,11 @@ const char *ll_nvlink_remote_name(enum ll_nvlink_remote r)
 	return (unsigned)r < LL_ARRAY_SIZE(nvlink_remote_names) ? nvlink_remote_names[r] : NULL;
 }
 
+const char *ll_gpu_fabric_name(enum ll_gpu_fabric f)
+{
+	return f == LL_GPU_FABRIC_XGMI ? "XGMI" : "NVLink";
+}
+
 static const char *const link_layer_names[] = {
 	[LL_LINK_LAYER_UNKNOWN] = NULL, [LL_LINK_LAYER_INFINIBAND] = "InfiniBand",
 	[LL_LINK_LAYER_ETHERNET] = "Ethernet",
@@ -267,6 +272,11 @@ int ll_facts_gpu_domain(const struct ll_facts *f, const int *gpus, size_t n_sel)
 	}
 	for (int i = 0; i <= n; i++)
 		parent[i] = i;
+	/* The partitions of one AMD device share its package (one die's fabric). */
+	for (int i = 0; i < n; i++)
+		for (int j = i + 1; in[i] && f->gpus[i].partition > 0 && j < n; j++)
+			if (in[j] && f->gpus[j].partition > 0 && ll_streq(f->gpus[i].busid, f->gpus[j].busid))
+				uf_union(parent, i, j);
 	for (int i = 0; i < n; i++)
 		for (size_t k = 0; in[i] && k < f->gpus[i].n_nvlinks; k++) {
 			const struct ll_nvlink *l = &f->gpus[i].nvlinks[k];
@@ -294,7 +304,13 @@ int ll_facts_gpu_domain(const struct ll_facts *f, const int *gpus, size_t n_sel)
  * as libnccl-net-aws-ofi.so. Another libnccl-net.so (HPC-X's IBext plugin) is not it. */
 static bool is_ofi_plugin_name(const char *base)
 {
-	return strcmp(base, "libnccl-net-ofi.so") == 0 || strcmp(base, "libnccl-net-aws-ofi.so") == 0;
+	return strcmp(base, "libnccl-net-ofi.so") == 0 || strcmp(base, "libnccl-net-aws-ofi.so") == 0 ||
+	       strcmp(base, "librccl-net-ofi.so") == 0;
+}
+
+static bool is_default_plugin_name(const char *base)
+{
+	return strcmp(base, "libnccl-net.so") == 0 || strcmp(base, "librccl-net.so") == 0;
 }
 
 bool ll_facts_net_plugin_is_ofi(const struct ll_facts *f, size_t i)
@@ -308,7 +324,7 @@ bool ll_facts_net_plugin_is_ofi(const struct ll_facts *f, size_t i)
 	slash = strrchr(p, '/');
 	base = slash ? slash + 1 : p;
 	dirlen = slash ? (size_t)(slash - p) : 0;
-	if (is_ofi_plugin_name(base) || (strstr(p, "ofi-nccl") && strcmp(base, "libnccl-net.so") == 0))
+	if (is_ofi_plugin_name(base) || (strstr(p, "ofi-nccl") && is_default_plugin_name(base)))
 		return true;
 	for (size_t k = 0; k < f->n_net_plugins; k++) {
 		const char *q = f->net_plugins[k], *qs = strrchr(q, '/');
@@ -317,6 +333,19 @@ bool ll_facts_net_plugin_is_ofi(const struct ll_facts *f, size_t i)
 			return true;
 	}
 	return false;
+}
+
+int ll_facts_gpu_fabric(const struct ll_facts *f, const int *gpus, size_t n_sel)
+{
+	if (!gpus)
+		n_sel = f->n_gpus;
+	for (size_t k = 0; k < n_sel; k++) {
+		int g = gpus ? gpus[k] : (int)k;
+
+		if (g >= 0 && (size_t)g < f->n_gpus && f->gpus[g].n_nvlinks > 0)
+			return (int)f->gpus[g].nvlinks[0].fabric;
+	}
+	return -1;
 }
 
 const struct ll_netif *ll_facts_netif(const struct ll_facts *f, const char *name)

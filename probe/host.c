@@ -43,6 +43,26 @@ int ll_annotate_host(hwloc_topology_t topo, const char *fsroot, struct ll_error 
 			ll_obj_info_once(root, LL_INFO_PCI_SCANNED, "1");
 	}
 
+	/* AMD GPUs: RCCL takes GPUDirect RDMA as ready when a peer-memory client for
+	 * amdkfd registered (ROCm/rccl src/transport/net_ib.cc: memory_peers/amdkfd/version
+	 * below /sys/kernel/mm, /sys/kernel or /sys). Its other proof, the kernel's own
+	 * ib_register_peer_memory_client in /proc/kallsyms, costs more than a probe to
+	 * read: without the file, readiness on AMD stays unknown. */
+	{
+		static const char *const peers[] = { "/sys/kernel/mm/memory_peers/amdkfd/version",
+						     "/sys/kernel/memory_peers/amdkfd/version",
+						     "/sys/memory_peers/amdkfd/version" };
+
+		for (size_t i = 0; i < LL_ARRAY_SIZE(peers); i++) {
+			_cleanup_free_ char *p = ll_sysfs_path(fsroot, "%s", peers[i]);
+
+			if (access(p, F_OK) == 0) {
+				ll_obj_info_once(root, LL_INFO_AMD_PEER_MEMORY, "amdkfd");
+				break;
+			}
+		}
+	}
+
 	/* What decides whether DMA-BUF can carry GPUDirect RDMA (NCCL docs,
 	 * troubleshooting/gpu_troubleshooting.rst: recent kernels with the open
 	 * NVIDIA driver): the kernel release, and which nvidia.ko is loaded. */

@@ -23,8 +23,11 @@
 #include "annotations.h"
 #include "sysfs.h"
 
+/* RCCL looks for librccl-net.so and librccl-net-NAME.so the same way (ROCm/rccl
+ * src/net.cc); aws-ofi-nccl built for ROCm installs librccl-net-ofi.so and
+ * librccl-net.so (src/Makefile.am, HAVE_ROCM). */
 static const char *const plugin_names[] = {
-	"libnccl-net.so", "libnccl-net-ofi.so", "libnccl-net-aws-ofi.so",
+	"libnccl-net.so", "libnccl-net-ofi.so", "libnccl-net-aws-ofi.so", "librccl-net.so", "librccl-net-ofi.so",
 };
 
 /* Where vendors install aws-ofi-nccl outside the linker's path (the AWS EFA

@@ -36,9 +36,15 @@ enum ll_nvlink_remote {
 };
 const char *ll_nvlink_remote_name(enum ll_nvlink_remote r);
 
-/* One NVLink connection of a GPU, aggregated per remote end as hwloc's
- * NVLinkBandwidth matrix records it. */
+/* The fabric of a GPU-GPU link: NVIDIA's NVLink (NVLinkBandwidth) or AMD's XGMI
+ * (Infinity Fabric links, hwloc's XGMIBandwidth). */
+enum ll_gpu_fabric { LL_GPU_FABRIC_NVLINK = 0, LL_GPU_FABRIC_XGMI };
+const char *ll_gpu_fabric_name(enum ll_gpu_fabric f); /* "NVLink", "XGMI" */
+
+/* One GPU link (NVLink or XGMI), aggregated per remote end as hwloc's bandwidth
+ * matrices record it. */
 struct ll_nvlink {
+	enum ll_gpu_fabric fabric;
 	enum ll_nvlink_remote remote;
 	int remote_gpu;          /* index into ll_facts.gpus, or -1 */
 	char *remote_busid;      /* PCI bus id of the remote end, NULL if unknown */
@@ -47,10 +53,14 @@ struct ll_nvlink {
 
 struct ll_gpu {
 	char *busid;             /* "0000:07:00.0" */
+	/* An AMD GPU split into partitions (MI300 CPX/TPX: several ROCm devices on one
+	 * PCI function, hwloc's rsmiN OS devices): each is a GPU of its own here, the
+	 * partition's number on its device; -1 for a whole device. */
+	int partition;
 	enum ll_gpu_vendor vendor;
 	unsigned vendor_id, device_id;
 	char *model;             /* "NVIDIA A100-SXM4-40GB", NULL if unknown */
-	char *uuid;              /* NVML UUID, NULL if unknown */
+	char *uuid;              /* NVML UUID ("GPU-..."), AMD's unique id (ROCm SMI); NULL if unknown */
 	int numa_node;           /* OS index of the nearest NUMA node, -1 unknown */
 	char *cpuset;            /* hwloc list string of local PUs, e.g. "0-15,64-79" */
 	struct ll_nvlink *nvlinks;
@@ -284,6 +294,9 @@ int ll_facts_nearest_rdma(const struct ll_facts *f, size_t gpu);
  * NVSwitches. 1 when every one of them is known to have no link to another; 0
  * without GPUs (known); -1 unknown: GPUs unknown, or some GPU's links unknown. */
 int ll_facts_gpu_domain(const struct ll_facts *f, const int *gpus, size_t n);
+/* The fabric the links of those GPUs are of (the first link's), or -1 when none is
+ * known to have a link. */
+int ll_facts_gpu_fabric(const struct ll_facts *f, const int *gpus, size_t n);
 
 /* Is net_plugins[i] aws-ofi-nccl? Its install names libnccl-net-ofi.so and
  * libnccl-net-aws-ofi.so, or a libnccl-net.so beside one of them or in an ofi-nccl

@@ -128,6 +128,7 @@ static void print_gpus(struct ll_out *o, const struct ll_facts *f)
 		ll_out_string(o, "busid", "  %s", g->busid);
 		ll_out_string(o, "vendor", "  %s", ll_gpu_vendor_name(g->vendor));
 		ll_out_string(o, "pci_id", " %s", id);
+		ll_out_int(o, "partition", g->partition > 0 ? "  partition %s" : NULL, g->partition, g->partition > 0);
 		ll_out_string(o, "model", "  %s\n", g->model);
 		ll_out_int(o, "numa_node", "        NUMA %s", g->numa_node, g->numa_node >= 0);
 		ll_out_string(o, "cpuset", ", cpus %s\n", g->cpuset);
@@ -143,7 +144,8 @@ static void print_gpus(struct ll_out *o, const struct ll_facts *f)
 			const struct ll_nvlink *l = &g->nvlinks[k];
 
 			ll_out_open_object(o, NULL);
-			ll_out_string(o, "remote", "          NVLink to %s", ll_nvlink_remote_name(l->remote));
+			ll_out_string(o, "fabric", "          %s", ll_gpu_fabric_name(l->fabric));
+			ll_out_string(o, "remote", " to %s", ll_nvlink_remote_name(l->remote));
 			ll_out_int(o, "remote_gpu", l->remote_gpu >= 0 ? " GPU%s" : NULL, l->remote_gpu,
 				   l->remote_gpu >= 0);
 			ll_out_string(o, "remote_busid", l->remote_busid ? " %s" : NULL, l->remote_busid);

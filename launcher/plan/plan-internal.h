@@ -23,6 +23,7 @@ struct plan_net {
 	char *plugin_devices;           /* their names, "rdmap16s27, rdmap32s27" */
 	enum ll_tristate plugin_installed; /* aws-ofi-nccl where NCCL's dlopen finds it */
 	int plugin_index;               /* facts->net_plugins[] NCCL should load, -1 none */
+	const char *plugin_prefix;      /* "libnccl-net" (NCCL) or "librccl-net" (RCCL) */
 	bool plugin_is_default;         /* it is the libnccl-net.so NCCL loads unasked */
 	double plugin_gbps;             /* summed rate of the fabric's ports, -1 unknown */
 	/* Needed GDR class: the loosest over GPUs of the class to their nearest chosen NIC. */
@@ -34,6 +35,11 @@ struct plan_state {
 	const struct ll_plan_input *in;
 	const struct ll_facts *f;
 	struct ll_plan *p;
+	/* The vendor whose GPUs the workers use (NVIDIA or AMD), and its GPUs as
+	 * indices into facts->gpus: what visibility indices count. */
+	enum ll_gpu_vendor vendor;
+	int *pool;
+	size_t n_pool;
 	/* GPUs the workers get, as indices into facts->gpus, in CUDA's visible order. */
 	int *gpus;
 	size_t n_gpus;
@@ -48,6 +54,8 @@ struct plan_state {
 	"network and RDMA devices unknown: the topology has no network OS devices (an export without I/O)"
 #define LL_PLAN_NVLINK_UNKNOWN_EXPORT \
 	"NVLink unknown: this export has no NVML data (no NVLinkBandwidth matrix, no NVLink counts)"
+#define LL_PLAN_XGMI_UNKNOWN \
+	"XGMI unknown: no ROCm SMI or KFD data (no XGMIBandwidth matrix)"
 #define LL_PLAN_NVLINK_UNKNOWN_LIVE \
 	"NVLink unknown: NVML gave no answer on this node (no NVIDIA driver, or its library failed)"
 

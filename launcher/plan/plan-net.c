@@ -266,10 +266,16 @@ static void find_plugin_fabric(struct plan_state *s)
 	ll_buf_release(&names);
 	net->plugin_gbps = rate_known ? gbps : -1;
 	net->plugin_installed = f->net_plugins_known ? LL_NO : LL_UNKNOWN;
+	/* NCCL looks for libnccl-net*.so, RCCL for librccl-net*.so (ROCm/rccl src/net.cc). */
+	net->plugin_prefix = s->vendor == LL_GPU_VENDOR_AMD ? "librccl-net" : "libnccl-net";
 	for (size_t i = 0; i < f->n_net_plugins; i++) {
 		const char *slash = strrchr(f->net_plugins[i], '/');
+		const char *base = slash ? slash + 1 : f->net_plugins[i];
+		size_t plen = strlen(net->plugin_prefix);
 
-		if (first_default < 0 && strcmp(slash ? slash + 1 : f->net_plugins[i], "libnccl-net.so") == 0)
+		if (strncmp(base, net->plugin_prefix, plen) != 0)
+			continue;
+		if (first_default < 0 && strcmp(base + plen, ".so") == 0)
 			first_default = (int)i;
 		if (net->plugin_index < 0 && ll_facts_net_plugin_is_ofi(f, i))
 			net->plugin_index = (int)i;
@@ -285,8 +291,10 @@ static void find_plugin_fabric(struct plan_state *s)
 		} else {
 			for (size_t i = f->n_net_plugins; i-- > 0;) {
 				const char *slash = strrchr(f->net_plugins[i], '/');
+				const char *base = slash ? slash + 1 : f->net_plugins[i];
 
-				if (ll_streq(slash ? slash + 1 : f->net_plugins[i], "libnccl-net-ofi.so"))
+				if (ll_startswith(base, net->plugin_prefix) &&
+				    strcmp(base + strlen(net->plugin_prefix), "-ofi.so") == 0)
 					net->plugin_index = (int)i;
 			}
 		}
@@ -737,9 +745,9 @@ static void decide_plugin(struct plan_state *s)
 			ll_buf_addf(&off, "%s%s", off.len ? ", " : "", f->net_plugins_off_path[i]);
 		plan_lint(s, LL_LINT_WARNING, "NCCL_NET_PLUGIN",
 			  "%s: %s, which NCCL's IB transport cannot drive; NCCL needs the aws-ofi-nccl net plugin "
-			  "(libnccl-net.so, with libfabric's %s provider), which is not on the library path%s%s%s; "
+			  "(%s.so, with libfabric's %s provider), which is not on the library path%s%s%s; "
 			  "without it this job's traffic between nodes uses TCP sockets%s%s",
-			  net->plugin_devices, fabric_text(net->plugin_fabric), net->plugin_fabric,
+			  net->plugin_devices, fabric_text(net->plugin_fabric), net->plugin_prefix, net->plugin_fabric,
 			  off.len ? " (installed as " : "", off.len ? off.s : "",
 			  off.len ? ": add its directory to LD_LIBRARY_PATH)" : "",
 			  net->socket_if ? " over " : "", net->socket_if ? net->socket_if->name : "");
@@ -759,13 +767,13 @@ static void decide_plugin(struct plan_state *s)
 
 		if (net->plugin_is_default)
 			plan_decide(s, "NCCL_NET_PLUGIN", NULL, LL_SOURCE_PROBE, true,
-				    "NCCL loads %s (aws-ofi-nccl) by itself: it is the first libnccl-net.so on the "
-				    "library path", path);
+				    "%s loads %s (aws-ofi-nccl) by itself: it is the first %s.so on the library path",
+				    s->vendor == LL_GPU_VENDOR_AMD ? "RCCL" : "NCCL", path, net->plugin_prefix);
 		else
 			plan_decide(s, "NCCL_NET_PLUGIN",
-				    strcmp(base, "libnccl-net-ofi.so") == 0	   ? "ofi"
-				    : strcmp(base, "libnccl-net-aws-ofi.so") == 0 ? "aws-ofi"
-										  : path,
+				    strcmp(base, "libnccl-net-ofi.so") == 0 || strcmp(base, "librccl-net-ofi.so") == 0 ? "ofi"
+				    : strcmp(base, "libnccl-net-aws-ofi.so") == 0				     ? "aws-ofi"
+													     : path,
 				    LL_SOURCE_PROBE, true,
 				    "aws-ofi-nccl is %s, which NCCL loads only when NCCL_NET_PLUGIN names it "
 				    "(libnccl-net-NAME.so: NCCL src/plugin/plugin_open.cc; aws-ofi-nccl src/Makefile.am)",
@@ -777,7 +785,12 @@ static void decide_plugin(struct plan_state *s)
 			    "choose it themselves on EC2, the variable keeps libfabric from any other provider)");
 		return;
 	}
-	/* HPE Slingshot: HewlettPackard/shs-ccl-docs ccl_env.sh and nccl/nccl_tuning_guide.md. */
+	/* HPE Slingshot: HewlettPackard/shs-ccl-docs ccl_env.sh and nccl/nccl_tuning_guide.md
+	 * (rccl/rccl_tuning_guide.md for AMD GPUs). */
+	if (s->vendor == LL_GPU_VENDOR_AMD && s->n_gpus > 0)
+		plan_decide(s, "HSA_FORCE_FINE_GRAIN_PCIE", "1", LL_SOURCE_PROBE, true,
+			    "HPE for RCCL over Slingshot: peer-to-peer access with large BAR addressing "
+			    "(shs-ccl-docs rccl_tuning_guide.md)");
 	plan_decide(s, "FI_MR_CACHE_MONITOR", "userfaultfd", LL_SOURCE_PROBE, true,
 		    "HPE's setting for NCCL over Slingshot: the memory registration cache monitor (shs-ccl-docs)");
 	plan_decide(s, "FI_CXI_DISABLE_HOST_REGISTER", "1", LL_SOURCE_PROBE, true,

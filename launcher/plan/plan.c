@@ -263,6 +263,57 @@ static void plan_apply_layers(struct plan_state *s)
 		plan_override(s, in->cli[i].name, in->cli[i].value, LL_SOURCE_CLI, in->cli[i].origin);
 }
 
+/* The GPU-GPU fabric of the workers' GPUs: NVLink (NVIDIA) or XGMI (AMD), the size
+ * of the largest set they join, and LLMLAUNCH_NVLINK_DOMAIN as NVIDIA's name of it. */
+static void decide_gpu_fabric(struct plan_state *s)
+{
+	const struct ll_facts *f = s->f;
+	bool amd = s->vendor == LL_GPU_VENDOR_AMD;
+	int domain = ll_facts_gpu_domain(f, s->gpus, s->n_gpus);
+	int fabric = ll_facts_gpu_fabric(f, s->gpus, s->n_gpus);
+	const char *unknown = amd ? LL_PLAN_XGMI_UNKNOWN
+			      : f->source && ll_startswith(f->source, "snapshot:") ? LL_PLAN_NVLINK_UNKNOWN_EXPORT
+										   : LL_PLAN_NVLINK_UNKNOWN_LIVE;
+	const char *name = fabric == LL_GPU_FABRIC_XGMI ? "xgmi" : "nvlink";
+	char num[32];
+
+	snprintf(num, sizeof(num), "%zu", s->n_gpus);
+	plan_decide(s, "LLMLAUNCH_GPUS_PER_NODE", num, LL_SOURCE_PROBE, true, "GPUs this node's workers get");
+	snprintf(num, sizeof(num), "%d", domain);
+	if (s->n_gpus == 0) {
+		plan_decide(s, "LLMLAUNCH_NVLINK_DOMAIN", "0", LL_SOURCE_PROBE, true, f->n_gpus ? "no GPU visible" : "no GPUs");
+		plan_decide(s, "LLMLAUNCH_GPU_FABRIC", NULL, LL_SOURCE_PROBE, true, "no GPUs for the workers");
+		plan_decide(s, "LLMLAUNCH_GPU_DOMAIN", "0", LL_SOURCE_PROBE, true, "no GPUs for the workers");
+		return;
+	}
+	if (domain < 0) {
+		/* Absent link facts are not "no link": a plain export lists SXM GPUs joined
+		 * by NVSwitches, or an XGMI hive, exactly like PCIe cards. */
+		plan_decide(s, "LLMLAUNCH_GPU_FABRIC", NULL, LL_SOURCE_PROBE, true, "%s", unknown);
+		plan_decide(s, "LLMLAUNCH_GPU_DOMAIN", NULL, LL_SOURCE_PROBE, true, "%s", unknown);
+	} else if (domain == 1) {
+		plan_decide(s, "LLMLAUNCH_GPU_FABRIC", "pcie", LL_SOURCE_PROBE, true,
+			    s->n_gpus == 1 ? "one GPU" : "no NVLink or XGMI between the workers' GPUs: PCIe");
+		plan_decide(s, "LLMLAUNCH_GPU_DOMAIN", "1", LL_SOURCE_PROBE, true,
+			    s->n_gpus == 1 ? "one GPU" : "no GPU-GPU fabric link between the workers' GPUs");
+	} else {
+		plan_decide(s, "LLMLAUNCH_GPU_FABRIC", name, LL_SOURCE_PROBE, true, "the workers' GPUs are joined by %s",
+			    ll_gpu_fabric_name((enum ll_gpu_fabric)fabric));
+		plan_decide(s, "LLMLAUNCH_GPU_DOMAIN", num, LL_SOURCE_PROBE, true,
+			    "largest set of the workers' GPUs joined by %s", ll_gpu_fabric_name((enum ll_gpu_fabric)fabric));
+	}
+	if (amd)
+		plan_decide(s, "LLMLAUNCH_NVLINK_DOMAIN", NULL, LL_SOURCE_PROBE, true,
+			    "AMD GPUs have no NVLink: their fabric is LLMLAUNCH_GPU_FABRIC, LLMLAUNCH_GPU_DOMAIN");
+	else if (domain < 0)
+		plan_decide(s, "LLMLAUNCH_NVLINK_DOMAIN", NULL, LL_SOURCE_PROBE, true, "%s", unknown);
+	else
+		plan_decide(s, "LLMLAUNCH_NVLINK_DOMAIN", num, LL_SOURCE_PROBE, true, "%s",
+			    s->n_gpus == 1 ? "one GPU"
+			    : domain == 1  ? "no NVLink between the workers' GPUs"
+					   : "largest set of the workers' GPUs joined by NVLink/NVSwitch");
+}
+
 static void plan_decide_facts(struct plan_state *s)
 {
 	const struct ll_facts *f = s->f;
@@ -275,27 +326,10 @@ static void plan_decide_facts(struct plan_state *s)
 	if (!f->gpus_known) {
 		plan_decide(s, "LLMLAUNCH_GPUS_PER_NODE", NULL, LL_SOURCE_PROBE, true, "%s", LL_PLAN_GPUS_UNKNOWN);
 		plan_decide(s, "LLMLAUNCH_NVLINK_DOMAIN", NULL, LL_SOURCE_PROBE, true, "%s", LL_PLAN_GPUS_UNKNOWN);
+		plan_decide(s, "LLMLAUNCH_GPU_FABRIC", NULL, LL_SOURCE_PROBE, true, "%s", LL_PLAN_GPUS_UNKNOWN);
+		plan_decide(s, "LLMLAUNCH_GPU_DOMAIN", NULL, LL_SOURCE_PROBE, true, "%s", LL_PLAN_GPUS_UNKNOWN);
 	} else {
-		int domain = ll_facts_gpu_domain(f, s->gpus, s->n_gpus);
-
-		snprintf(num, sizeof(num), "%zu", s->n_gpus);
-		plan_decide(s, "LLMLAUNCH_GPUS_PER_NODE", num, LL_SOURCE_PROBE, true, "GPUs this node's workers get");
-		if (s->n_gpus == 0) {
-			plan_decide(s, "LLMLAUNCH_NVLINK_DOMAIN", "0", LL_SOURCE_PROBE, true,
-				    f->n_gpus ? "no GPU visible" : "no GPUs");
-		} else if (domain < 0) {
-			/* Absent NVLink facts are not "no NVLink": a plain export lists SXM
-			 * GPUs joined by NVSwitches exactly like PCIe cards. */
-			plan_decide(s, "LLMLAUNCH_NVLINK_DOMAIN", NULL, LL_SOURCE_PROBE, true, "%s",
-				    f->source && ll_startswith(f->source, "snapshot:") ? LL_PLAN_NVLINK_UNKNOWN_EXPORT
-										     : LL_PLAN_NVLINK_UNKNOWN_LIVE);
-		} else {
-			snprintf(num, sizeof(num), "%d", domain);
-			plan_decide(s, "LLMLAUNCH_NVLINK_DOMAIN", num, LL_SOURCE_PROBE, true,
-				    s->n_gpus == 1 ? "one GPU"
-				    : domain == 1  ? "no NVLink between the workers' GPUs"
-						   : "largest set of the workers' GPUs joined by NVLink/NVSwitch");
-		}
+		decide_gpu_fabric(s);
 	}
 
 	if (net->n_chosen > 0) {
@@ -393,6 +427,7 @@ int ll_plan_build(const struct ll_plan_input *in, struct ll_plan **ret, struct l
 	plan_lint_all(&s);
 
 	free(s.gpus);
+	free(s.pool);
 	free(s.net.chosen_dev);
 	free(s.net.chosen_port);
 	free(s.net.plugin_devices);
@@ -400,6 +435,7 @@ int ll_plan_build(const struct ll_plan_input *in, struct ll_plan **ret, struct l
 	return 0;
 fail:
 	free(s.gpus);
+	free(s.pool);
 	free(s.net.chosen_dev);
 	free(s.net.chosen_port);
 	free(s.net.plugin_devices);
@@ -437,11 +473,17 @@ void ll_plan_free(struct ll_plan *p)
 void ll_plan_summary(const struct ll_plan *p, struct ll_buf *out)
 {
 	const char *gpus = ll_plan_value(p, "LLMLAUNCH_GPUS_PER_NODE");
-	const char *dom = ll_plan_value(p, "LLMLAUNCH_NVLINK_DOMAIN");
+	const char *dom = ll_plan_value(p, "LLMLAUNCH_GPU_DOMAIN");
+	const char *fab = ll_plan_value(p, "LLMLAUNCH_GPU_FABRIC");
 	const char *net = ll_plan_value(p, "LLMLAUNCH_NET");
 	const char *gbps = ll_plan_value(p, "LLMLAUNCH_NET_GBPS");
-	const struct ll_setting *dom_setting = ll_plan_get(p, "LLMLAUNCH_NVLINK_DOMAIN");
+	const struct ll_setting *dom_setting = ll_plan_get(p, "LLMLAUNCH_GPU_DOMAIN");
 	int n_gpus = gpus ? atoi(gpus) : 0, domain = dom ? atoi(dom) : 0;
+	/* "NVLink" unless the workers' fabric is XGMI (or unknown on AMD GPUs). */
+	const char *fabric = ll_streq(fab, "xgmi") || (dom_setting && dom_setting->reason &&
+							ll_startswith(dom_setting->reason, "XGMI"))
+				     ? "XGMI"
+				     : "NVLink";
 	const char *net_text = ll_streq(net, "ib")     ? "InfiniBand"
 			       : ll_streq(net, "roce")   ? "RoCE"
 			       : ll_streq(net, "rdma")   ? "RDMA (link layer unknown)"
@@ -455,9 +497,9 @@ void ll_plan_summary(const struct ll_plan *p, struct ll_buf *out)
 	else if (n_gpus == 0)
 		ll_buf_add(out, "No GPUs for the workers: CPU training over gloo, ");
 	else if (!dom)
-		ll_buf_addf(out, "%d GPU%s per node, NVLink unknown; ", n_gpus, n_gpus == 1 ? "" : "s");
+		ll_buf_addf(out, "%d GPU%s per node, %s unknown; ", n_gpus, n_gpus == 1 ? "" : "s", fabric);
 	else
-		ll_buf_addf(out, "%d GPU%s per node, NVLink domain of %d; ", n_gpus, n_gpus == 1 ? "" : "s", domain);
+		ll_buf_addf(out, "%d GPU%s per node, %s domain of %d; ", n_gpus, n_gpus == 1 ? "" : "s", fabric, domain);
 	ll_buf_addf(out, "network between nodes: %s", net_text);
 	if (gbps)
 		ll_buf_addf(out, " (%s Gb/s per node)", gbps);
@@ -471,25 +513,28 @@ void ll_plan_summary(const struct ll_plan *p, struct ll_buf *out)
 		ll_buf_add(out, "One GPU per node: data parallelism across nodes (FSDP/ZeRO sharding to save memory).");
 	else if (!dom) {
 		/* The reason's first clause: "NVLink unknown: this export has no NVML data". */
-		const char *why = dom_setting && dom_setting->reason ? dom_setting->reason : "NVLink unknown";
+		const char *why = dom_setting && dom_setting->reason ? dom_setting->reason : "GPU links unknown";
 		int len = (int)strcspn(why, "(");
 
 		while (len > 0 && why[len - 1] == ' ')
 			len--;
-		ll_buf_addf(out, "%.*s; whether tensor parallelism stays on NVLink or crosses PCIe cannot be said: "
-				 "check 'nvidia-smi topo -m' on the node (NV# entries), or probe the node itself.",
-			    len, why);
-	}
-	else if (domain > 1)
+		bool xgmi = strcmp(fabric, "XGMI") == 0;
+
+		ll_buf_addf(out, "%.*s; whether tensor parallelism stays on %s or crosses PCIe cannot be said: "
+				 "check %s on the node%s, or probe the node itself.",
+			    len, why, fabric, xgmi ? "'rocm-smi --showtopo'" : "'nvidia-smi topo -m'",
+			    xgmi ? "" : " (NV# entries)");
+	} else if (domain > 1)
 		ll_buf_addf(out,
 			    "Keep tensor parallelism (and pipeline stages, when the model needs them) inside the "
-			    "NVLink domain: tensor-parallel size at most %d; use data parallelism (or sharded data "
+			    "%s domain: tensor-parallel size at most %d; use data parallelism (or sharded data "
 			    "parallelism such as FSDP/ZeRO) across domains and nodes.",
-			    domain);
+			    fabric, domain);
 	else
-		ll_buf_add(out, "No NVLink between GPUs: tensor parallelism would cross PCIe; prefer data "
-				"parallelism (FSDP/ZeRO sharding to save memory) and pipeline stages if the model "
-				"does not fit one GPU.");
+		ll_buf_addf(out, "No %s between GPUs: tensor parallelism would cross PCIe; prefer data "
+				 "parallelism (FSDP/ZeRO sharding to save memory) and pipeline stages if the model "
+				 "does not fit one GPU.",
+			    fabric);
 	if (ll_streq(net, "socket") && p->nnodes > 1)
 		ll_buf_add(out, " Across nodes only TCP sockets are available: expect slow gradient all-reduce; "
 				"larger batches or gradient accumulation help.");

@@ -483,8 +483,11 @@ static void t_slingshot_tuo(void **state)
 	if (realdata_absent(__func__))
 		skip();
 	struct loaded l = load("flux-core/tuo.SPX.xml");
-	static const char *const ofi[] = { "/opt/cray/aws-ofi-nccl/lib/libnccl-net.so",
-					   "/opt/cray/aws-ofi-nccl/lib/libnccl-net-ofi.so", NULL };
+	/* AMD GPUs: RCCL loads librccl-net*.so; NCCL's names do not count. */
+	static const char *const nccl_only[] = { "/opt/cray/aws-ofi-nccl/lib/libnccl-net.so",
+						 "/opt/cray/aws-ofi-nccl/lib/libnccl-net-ofi.so", NULL };
+	static const char *const ofi[] = { "/opt/cray/aws-ofi-rccl/lib/librccl-net.so",
+					   "/opt/cray/aws-ofi-rccl/lib/librccl-net-ofi.so", NULL };
 	(void)state;
 
 	assert_true(ll_facts_netif(l.facts, "hsi0")->slingshot);
@@ -492,8 +495,15 @@ static void t_slingshot_tuo(void **state)
 	assert_reason_has(l.plan, "NCCL_SOCKET_IFNAME", "HPE Slingshot");
 	assert_val(l.plan, "NCCL_IB_HCA", NULL);
 	assert_val(l.plan, "LLMLAUNCH_NET", "unknown");
+	set_plugins(&l, nccl_only);
+	assert_val(l.plan, "LLMLAUNCH_NET", "socket");
+	lint_has(l.plan, LL_LINT_WARNING, "NCCL_NET_PLUGIN", "(librccl-net.so, with libfabric's cxi provider)");
 	set_plugins(&l, ofi);
 	assert_val(l.plan, "LLMLAUNCH_NET", "ofi");
+	assert_val(l.plan, "NCCL_NET_PLUGIN", NULL);
+	assert_reason_has(l.plan, "NCCL_NET_PLUGIN", "RCCL loads /opt/cray/aws-ofi-rccl/lib/librccl-net.so");
+	assert_val(l.plan, "HSA_FORCE_FINE_GRAIN_PCIE", "1");
+	assert_val(l.plan, "NCCL_NET_GDR_LEVEL", "PHB");
 	assert_val(l.plan, "FI_CXI_DISABLE_HOST_REGISTER", "1");
 	assert_val(l.plan, "FI_MR_CACHE_MONITOR", "userfaultfd");
 	assert_val(l.plan, "FI_CXI_DEFAULT_CQ_SIZE", "131072");
@@ -510,11 +520,112 @@ static void t_slingshot_tuo(void **state)
 	unload(&l);
 }
 
+/* A Frontier-class AMD node (tests/fixtures/hwloc/mi250x-slingshot.xml): ROCm's
+ * visibility variables, never CUDA's; XGMI as the GPU fabric; ranks bound by each
+ * GCD's NUMA node; Slingshot over the management port; RCCL's plugin names. */
+static void t_mi250x(void **state)
+{
+	static const char *const rccl_ofi[] = { "/opt/aws-ofi-rccl/lib/librccl-net.so",
+						"/opt/aws-ofi-rccl/lib/librccl-net-ofi.so", NULL };
+	static const char *const cpus[] = { "16-23", "24-31", "48-55", "56-63", "0-7", "8-15", "32-39", "40-47" };
+	static const int numa[] = { 1, 1, 3, 3, 0, 0, 2, 2 };
+	struct loaded l = load_fixture("mi250x-slingshot.xml");
+	struct ll_buf b;
+	(void)state;
+
+	assert_int_equal(l.facts->n_gpus, 8);
+	assert_int_equal(l.facts->gpus[0].vendor, LL_GPU_VENDOR_AMD);
+	assert_string_equal(l.facts->gpus[0].model, "AMD Instinct MI250X");
+	assert_string_equal(l.facts->gpus[4].uuid, "6b3c1a0000000004");
+	assert_int_equal(l.facts->gpus[0].nvlinks[0].fabric, LL_GPU_FABRIC_XGMI);
+	assert_val(l.plan, "CUDA_DEVICE_ORDER", NULL);
+	assert_reason_has(l.plan, "CUDA_DEVICE_ORDER", "AMD GPUs");
+	assert_null(ll_plan_get(l.plan, "CUDA_VISIBLE_DEVICES"));
+	assert_val(l.plan, "ROCR_VISIBLE_DEVICES", NULL);
+	assert_reason_has(l.plan, "ROCR_VISIBLE_DEVICES", "all 8 AMD GPUs are visible");
+	assert_val(l.plan, "LLMLAUNCH_GPU_FABRIC", "xgmi");
+	assert_val(l.plan, "LLMLAUNCH_GPU_DOMAIN", "8");
+	assert_val(l.plan, "LLMLAUNCH_NVLINK_DOMAIN", NULL);
+	assert_val(l.plan, "NCCL_SOCKET_IFNAME", "=hsn0");
+	assert_reason_has(l.plan, "NCCL_SOCKET_IFNAME", "HPE Slingshot Ethernet interface");
+	assert_reason_has(l.plan, "NCCL_SOCKET_IFNAME", "the fabric's own interface before any other");
+	assert_val(l.plan, "NCCL_IB_HCA", NULL);
+	assert_val(l.plan, "NCCL_IB_DISABLE", NULL);
+	assert_val(l.plan, "nproc-per-node", "8");
+	assert_val(l.plan, "OMP_NUM_THREADS", "8");
+	for (size_t r = 0; r < 8; r++) {
+		assert_int_equal(l.plan->ranks[r].numa_node, numa[r]);
+		assert_string_equal(l.plan->ranks[r].cpuset, cpus[r]);
+	}
+	ll_buf_init(&b);
+	ll_plan_summary(l.plan, &b);
+	assert_non_null(strstr(b.s, "8 GPUs per node, XGMI domain of 8"));
+	assert_non_null(strstr(b.s, "inside the XGMI domain: tensor-parallel size at most 8"));
+	ll_buf_release(&b);
+
+	/* ROCm's own selections: ROCR_VISIBLE_DEVICES by unique id, HIP_VISIBLE_DEVICES. */
+	{
+		char *env[] = { "ROCR_VISIBLE_DEVICES=GPU-6b3c1a0000000004,5", NULL };
+
+		plan_env(&l, env);
+		assert_int_equal(l.plan->n_ranks, 2);
+		assert_string_equal(l.plan->ranks[0].gpu_busid, "0000:c3:00.0");
+		assert_string_equal(l.plan->ranks[1].gpu_busid, "0000:c6:00.0");
+		assert_val(l.plan, "LLMLAUNCH_GPU_DOMAIN", "2");
+	}
+	{
+		char *env[] = { "HIP_VISIBLE_DEVICES=2", NULL };
+
+		plan_env(&l, env);
+		assert_val(l.plan, "HIP_VISIBLE_DEVICES", "2");
+		assert_string_equal(l.plan->ranks[0].gpu_busid, "0000:93:00.0");
+		assert_int_equal(l.plan->ranks[0].numa_node, 3);
+	}
+	/* Slurm's allocation is exported as ROCR_VISIBLE_DEVICES. */
+	{
+		char *env[] = { "SLURM_STEP_GPUS=6,7", NULL };
+
+		plan_env(&l, env);
+		assert_val(l.plan, "ROCR_VISIBLE_DEVICES", "6,7");
+		assert_null(ll_plan_get(l.plan, "CUDA_VISIBLE_DEVICES"));
+	}
+	/* RCCL's aws-ofi plugin found: the Slingshot settings HPE gives for RCCL. */
+	set_plugins(&l, rccl_ofi);
+	assert_val(l.plan, "LLMLAUNCH_NET", "ofi");
+	assert_val(l.plan, "HSA_FORCE_FINE_GRAIN_PCIE", "1");
+	assert_val(l.plan, "FI_CXI_DISABLE_HOST_REGISTER", "1");
+	assert_val(l.plan, "NCCL_NET_GDR_LEVEL", "PHB");
+	assert_val(l.plan, "NCCL_NET_PLUGIN", NULL);
+	unload(&l);
+}
+
+/* A workstation with an NVIDIA and an AMD GPU (flux-sched chimera.xml): one vendor is
+ * planned for, and the lint says so. */
+static void t_mixed_vendors(void **state)
+{
+	if (realdata_absent(__func__))
+		skip();
+	struct loaded l = load("flux-sched/chimera.xml");
+	(void)state;
+
+	assert_int_equal(l.facts->n_gpus, 2);
+	assert_val(l.plan, "CUDA_DEVICE_ORDER", "PCI_BUS_ID");
+	assert_val(l.plan, "nproc-per-node", "1");
+	assert_string_equal(l.plan->ranks[0].gpu_busid, l.facts->gpus[0].vendor == LL_GPU_VENDOR_NVIDIA
+								? l.facts->gpus[0].busid : l.facts->gpus[1].busid);
+	lint_has(l.plan, LL_LINT_WARNING, "CUDA_VISIBLE_DEVICES",
+		 "GPUs of two vendors (1 NVIDIA, 1 AMD): a PyTorch build drives one of them (CUDA or ROCm); "
+		 "planned for the 1 NVIDIA GPU, the others are left alone");
+	unload(&l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(t_fixture),
 		cmocka_unit_test(t_efa),
+		cmocka_unit_test(t_mi250x),
+		cmocka_unit_test(t_mixed_vendors),
 		cmocka_unit_test(t_usnic_class),
 		cmocka_unit_test(t_slingshot_tuo),
 		cmocka_unit_test(t_jrc0323),
