@@ -67,6 +67,7 @@
 
 #define LL_INFO_AMD_UUID        "AMDUUID"         /* hwloc's own (ROCm SMI backend) */
 #define LL_INFO_AMD_PARTITIONS  "AMDPartitions"   /* on an AMD GPU PCI object: ROCm devices on it (KFD) */
+#define LL_INFO_XGMI_LINKS      "XGMILinks"       /* on an AMD GPU PCI object: GPUs it has XGMI links to */
 
 /* Distances. */
 #define LL_DIST_NVLINK          "NVLinkBandwidth" /* hwloc's own NVML backend name, MB/s */

@@ -188,7 +188,9 @@ static void gpu_fill(hwloc_topology_t topo, struct gpu_tmp *t, hwloc_obj_t pci, 
 	if (!model || !*model)
 		model = gpu_info(pci, LL_INFO_GPU_MODEL);
 	t->gpu.model = ll_strdup(model ? model : hwloc_obj_get_info_by_name(pci, "PCIDevice"));
-	if (!uuid)
+	/* A partition without an OS device of its own has no id of its own: the
+	 * device's would select another partition. */
+	if (!uuid && (osdev || partition == 0))
 		uuid = v == LL_GPU_VENDOR_AMD ? gpu_info(pci, LL_INFO_AMD_UUID) : gpu_info(pci, LL_INFO_GPU_UUID);
 	/* ROCm SMI answers all zeros where the device has no unique id (tuo.SPX.xml). */
 	if (uuid && strspn(uuid, "0") == strlen(uuid))
@@ -202,6 +204,9 @@ static void gpu_fill(hwloc_topology_t topo, struct gpu_tmp *t, hwloc_obj_t pci, 
 	 * could ask: zero active links is "no NVLink". Active links that are not in
 	 * the matrix (a version it cannot map) leave the peers unknown. */
 	t->gpu.links_known = t->gpu.nvlinks_active == 0;
+	/* The same for AMD: the KFD or ROCm SMI reader counted no XGMI peer. */
+	if (ll_facts_parse_long(hwloc_obj_get_info_by_name(pci, LL_INFO_XGMI_LINKS), 10) == 0)
+		t->gpu.links_known = true;
 }
 
 static void gpu_facts(hwloc_topology_t topo, struct ll_facts *f, hwloc_obj_t **ret_objs, hwloc_obj_t **ret_osdevs)
