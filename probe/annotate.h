@@ -30,6 +30,10 @@
 int ll_annotate_host(hwloc_topology_t topo, const char *fsroot, struct ll_error *err);
 int ll_annotate_rdma(hwloc_topology_t topo, const char *fsroot, struct ll_error *err);
 int ll_annotate_netifs(hwloc_topology_t topo, const char *fsroot, struct ll_error *err);
+/* NCCL net plugin libraries on the dynamic linker's path (probe/netplugin.c):
+ * NCCLNetPlugin, NCCLNetPluginOffPath, NCCLNetPluginsKnown on the root. Called by
+ * ll_annotate_host(); nothing under an fsroot that holds no /lib or /usr/lib. */
+int ll_annotate_net_plugins(hwloc_topology_t topo, const char *fsroot, struct ll_error *err);
 
 /* Read the dynamic facts again (probe/dynamic.c): drop every info the three
  * annotators above write, and hwloc's own per-port RDMA infos, then run them anew;
@@ -38,6 +42,25 @@ int ll_annotate_netifs(hwloc_topology_t topo, const char *fsroot, struct ll_erro
  * states, GID tables, interface state and addresses, the GPUDirect module and the
  * host name are those of now. Static facts (and NVML's) stay as they were. */
 int ll_annotate_dynamic(hwloc_topology_t topo, const char *fsroot, struct ll_error *err);
+
+/* probe/distances.c: a GPU bandwidth matrix as hwloc's backends write it (MB/s, the
+ * diagonal `diagonal`), bw[i * stride + j] between objs[i] and objs[j]. Returns 0, or
+ * -errno with err set when hwloc refuses it. */
+bool ll_topo_has_distances(hwloc_topology_t topo, const char *name);
+int ll_topo_add_bandwidth(hwloc_topology_t topo, const char *name, hwloc_obj_t *objs, size_t n, const long *bw,
+			  size_t stride, long diagonal, struct ll_error *err);
+
+/* AMD GPUs from the kernel's KFD topology (probe/kfd.c): for each GPU PCI object the
+ * number of ROCm devices on it (AMDPartitions, when hwloc has no rsmiN for it) and of
+ * XGMI peers (XGMILinks), and an XGMIBandwidth matrix between the GPUs' PCI objects
+ * when the topology has none. Nothing when there is no /sys/class/kfd. */
+int ll_annotate_kfd(hwloc_topology_t topo, const char *fsroot, struct ll_error *err);
+
+/* ROCm SMI (probe/rsmi.c, dlopen of librocm_smi64): GPUModel and AMDUUID on AMD GPU
+ * PCI objects, XGMILinks, and XGMIBandwidth when the topology has none. library NULL:
+ * $LLMLAUNCH_ROCM_SMI_LIBRARY, else the usual names. Failure is a warning, never an
+ * error (as for NVML). */
+int ll_annotate_rsmi(hwloc_topology_t topo, const char *library, char **ret_warning, struct ll_error *err);
 
 /* NVML (probe/nvml.c, docs/nvml.md): GPUModel, NVIDIAUUID, NVLinksActive/Inactive on
  * the GPU PCI objects, NVSwitch PCI objects marked with subtype "NVSwitch", and the

@@ -14,6 +14,13 @@
 #define LL_INFO_HOSTNAME        "HostName"             /* hwloc's own */
 #define LL_INFO_DMI_PRODUCT     "DMIProductName"       /* hwloc's own */
 #define LL_INFO_GDR_MODULE      "GPUDirectRDMAModule"  /* "nvidia_peermem", "nv_peer_mem" or "none" */
+#define LL_INFO_AMD_PEER_MEMORY "AMDPeerMemory"       /* "amdkfd": RCCL's memory_peers/amdkfd/version is there */
+#define LL_INFO_KERNEL_RELEASE  "KernelRelease"       /* /proc/sys/kernel/osrelease */
+#define LL_INFO_NVIDIA_MODULE   "NVIDIAKernelModule"  /* "open" or "proprietary" (/proc/driver/nvidia/version) */
+#define LL_INFO_PCI_SCANNED     "PCIBusScanned"       /* "1": /sys/bus/pci/devices was there to read */
+#define LL_INFO_NET_PLUGINS_KNOWN "NCCLNetPluginsKnown" /* "1": the library path was searched */
+#define LL_INFO_NET_PLUGIN      "NCCLNetPlugin"        /* repeated: a plugin the dynamic linker finds */
+#define LL_INFO_NET_PLUGIN_OFF_PATH "NCCLNetPluginOffPath" /* repeated: one only in a vendor directory */
 
 /* OpenFabrics OS devices (mlx5_0, ...), per port N ("Port1LinkLayer"). hwloc's own:
  * PortNState (number), PortNLID, PortNLMC, PortNGIDk. */
@@ -28,6 +35,10 @@
 #define LL_INFO_PORT_FMT_LID         "Port%uLID"         /* hwloc's own */
 #define LL_INFO_PORT_FMT_LMC         "Port%uLMC"         /* hwloc's own */
 #define LL_INFO_RDMA_NODE_GUID       "NodeGUID"          /* hwloc's own */
+#define LL_INFO_RDMA_DRIVER          "RDMADriver"        /* basename of device/driver: "mlx5_core", "efa" */
+#define LL_INFO_RDMA_NODE_TYPE       "RDMANodeType"      /* node_type verbatim: "1: CA", "7: unspecified" */
+#define LL_INFO_RDMA_UVERBS          "RDMAUverbs"        /* "uverbs0", or "none" */
+#define LL_INFO_RDMA_UVERBS_ACCESS   "RDMAUverbsAccess"  /* "ok", "missing", "denied" */
 
 /* Network OS devices. */
 #define LL_INFO_NET_KIND        "NetKind"      /* ethernet, infiniband, loopback, bridge, veth, docker, virbr, vlan, bond, tunnel, virtual */
@@ -54,7 +65,12 @@
 #define LL_INFO_NVLINKS_ACTIVE  "NVLinksActive"
 #define LL_INFO_NVLINKS_INACTIVE "NVLinksInactive"
 
+#define LL_INFO_AMD_UUID        "AMDUUID"         /* hwloc's own (ROCm SMI backend) */
+#define LL_INFO_AMD_PARTITIONS  "AMDPartitions"   /* on an AMD GPU PCI object: ROCm devices on it (KFD) */
+#define LL_INFO_XGMI_LINKS      "XGMILinks"       /* on an AMD GPU PCI object: GPUs it has XGMI links to */
+
 /* Distances. */
 #define LL_DIST_NVLINK          "NVLinkBandwidth" /* hwloc's own NVML backend name, MB/s */
+#define LL_DIST_XGMI            "XGMIBandwidth"   /* hwloc's own RSMI backend name, MB/s */
 
 #endif

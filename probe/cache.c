@@ -18,7 +18,7 @@
 
 /* Bump when what the cache holds changes meaning (the stages before it, or the
  * key), so files of an older llmlaunch of the same version string are rewritten. */
-#define CACHE_FORMAT 1
+#define CACHE_FORMAT 2
 /* A cached topology is the size of a snapshot: some MB at most. */
 #define CACHE_MAX_SIZE (64u << 20)
 
@@ -265,6 +265,11 @@ int ll_cache_open(struct ll_cache *c, const struct ll_probe_options *opts)
 	 * answers may change from one run to the next. */
 	if (opts->nvml_library || (lib && *lib && !opts->skip_nvml)) {
 		ll_cache_status_set(opts, "off (an NVML library is named explicitly)");
+		return -ECANCELED;
+	}
+	lib = getenv("LLMLAUNCH_ROCM_SMI_LIBRARY");
+	if (lib && *lib && !opts->skip_nvml) {
+		ll_cache_status_set(opts, "off (a ROCm SMI library is named explicitly)");
 		return -ECANCELED;
 	}
 	dir = cache_dir(&r, &bad);

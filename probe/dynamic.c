@@ -14,10 +14,12 @@
 #include "sysfs.h"
 
 /* hwloc's per-port infos (PortNState, PortNLID, PortNLMC, PortNGIDk) and ours
- * (link layer, rate, states, GID types, netdev): all of them move with the link. */
+ * (link layer, rate, states, GID types, netdev): all of them move with the link;
+ * so does the device's user-space access (a container gets its devices later). */
 static bool is_port_info(const char *name)
 {
-	return ll_startswith(name, "Port") && isdigit((unsigned char)name[4]);
+	return (ll_startswith(name, "Port") && isdigit((unsigned char)name[4])) ||
+	       strcmp(name, LL_INFO_RDMA_UVERBS) == 0 || strcmp(name, LL_INFO_RDMA_UVERBS_ACCESS) == 0;
 }
 
 static bool is_netif_info(const char *name)
@@ -46,7 +48,8 @@ static bool is_standin_netif_info(const char *name)
 
 static bool is_root_dynamic_info(const char *name)
 {
-	return strcmp(name, LL_INFO_GDR_MODULE) == 0;
+	return strcmp(name, LL_INFO_GDR_MODULE) == 0 || strcmp(name, LL_INFO_AMD_PEER_MEMORY) == 0 || strcmp(name, LL_INFO_NET_PLUGINS_KNOWN) == 0 ||
+	       strcmp(name, LL_INFO_NET_PLUGIN) == 0 || strcmp(name, LL_INFO_NET_PLUGIN_OFF_PATH) == 0;
 }
 
 /* hwloc's own Address of a Network OS device, read the way hwloc reads it (the

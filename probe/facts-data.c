@@ -48,6 +48,11 @@ const char *ll_nvlink_remote_name(enum ll_nvlink_remote r)
 	return (unsigned)r < LL_ARRAY_SIZE(nvlink_remote_names) ? nvlink_remote_names[r] : NULL;
 }
 
+const char *ll_gpu_fabric_name(enum ll_gpu_fabric f)
+{
+	return f == LL_GPU_FABRIC_XGMI ? "XGMI" : "NVLink";
+}
+
 static const char *const link_layer_names[] = {
 	[LL_LINK_LAYER_UNKNOWN] = NULL, [LL_LINK_LAYER_INFINIBAND] = "InfiniBand",
 	[LL_LINK_LAYER_ETHERNET] = "Ethernet",
@@ -76,6 +81,17 @@ static const char *const port_state_names[] = {
 const char *ll_port_state_name(enum ll_port_state s)
 {
 	return (unsigned)s < LL_ARRAY_SIZE(port_state_names) ? port_state_names[s] : NULL;
+}
+
+static const char *const rdma_class_names[] = {
+	[LL_RDMA_CLASS_UNKNOWN] = NULL,       [LL_RDMA_CLASS_VERBS] = "verbs",
+	[LL_RDMA_CLASS_PLUGIN] = "plugin",    [LL_RDMA_CLASS_SOFTWARE] = "software",
+	[LL_RDMA_CLASS_UNUSABLE] = "unusable",
+};
+
+const char *ll_rdma_class_name(enum ll_rdma_class c)
+{
+	return (unsigned)c < LL_ARRAY_SIZE(rdma_class_names) ? rdma_class_names[c] : NULL;
 }
 
 /* The NetKind values the netif annotator writes (annotations.h). */
@@ -132,6 +148,8 @@ static void rdma_release(struct ll_rdma_device *d)
 	for (size_t i = 0; i < d->n_netdevs; i++)
 		free(d->netdevs[i]);
 	free(d->netdevs);
+	free(d->driver);
+	free(d->uverbs);
 }
 
 static void netif_release(struct ll_netif *n)
@@ -168,12 +186,24 @@ void ll_facts_free(struct ll_facts *f)
 	for (size_t i = 0; i < f->n_netifs; i++)
 		netif_release(&f->netifs[i]);
 	free(f->netifs);
+	ll_strv_free(f->net_plugins, f->n_net_plugins);
+	ll_strv_free(f->net_plugins_off_path, f->n_net_plugins_off_path);
 	free(f->gdr_module);
+	free(f->kernel_release);
 	free(f->gpu_nic);
 	free(f);
 }
 
 /* ---- queries ---- */
+
+enum ll_tristate ll_facts_gdr_usable(const struct ll_facts *f)
+{
+	if (f->gdr_ready == LL_YES || f->dmabuf == LL_YES)
+		return LL_YES;
+	if (f->gdr_ready == LL_NO && f->dmabuf == LL_NO)
+		return LL_NO;
+	return LL_UNKNOWN;
+}
 
 int ll_facts_nearest_rdma(const struct ll_facts *f, size_t gpu)
 {
@@ -214,34 +244,108 @@ static void uf_union(int *parent, int a, int b)
 
 /* NVSwitches of one node form one fabric (DGX-2's two baseboards are bridged by
  * NVSwitch trunks that NVML does not report as GPU links; HGX boards likewise),
- * so every GPU with an NVSwitch link joins one domain. */
-int ll_facts_nvlink_domain(const struct ll_facts *f)
+ * so every GPU with an NVSwitch link joins one domain. Only the GPUs asked about
+ * count: two visible GPUs of an 8-GPU board form a domain of 2. */
+int ll_facts_gpu_domain(const struct ll_facts *f, const int *gpus, size_t n_sel)
 {
 	_cleanup_free_ int *parent = NULL, *size = NULL;
+	_cleanup_free_ bool *in = NULL;
 	int n = (int)f->n_gpus, sw = n, best = 0;
 
-	if (n == 0)
+	if (!f->gpus_known)
+		return -1;
+	if (!gpus)
+		n_sel = f->n_gpus;
+	if (n == 0 || n_sel == 0)
 		return 0;
 	parent = ll_calloc((size_t)n + 1, sizeof(int));
 	size = ll_calloc((size_t)n + 1, sizeof(int));
+	in = ll_calloc((size_t)n + 1, sizeof(bool));
+	for (size_t k = 0; k < n_sel; k++) {
+		int g = gpus ? gpus[k] : (int)k;
+
+		if (g < 0 || g >= n)
+			continue;
+		if (!f->gpus[g].links_known)
+			return -1;
+		in[g] = true;
+	}
 	for (int i = 0; i <= n; i++)
 		parent[i] = i;
+	/* The partitions of one AMD device share its package (one die's fabric). */
 	for (int i = 0; i < n; i++)
-		for (size_t k = 0; k < f->gpus[i].n_nvlinks; k++) {
+		for (int j = i + 1; in[i] && f->gpus[i].partition > 0 && j < n; j++)
+			if (in[j] && f->gpus[j].partition > 0 && ll_streq(f->gpus[i].busid, f->gpus[j].busid))
+				uf_union(parent, i, j);
+	for (int i = 0; i < n; i++)
+		for (size_t k = 0; in[i] && k < f->gpus[i].n_nvlinks; k++) {
 			const struct ll_nvlink *l = &f->gpus[i].nvlinks[k];
 
-			if (l->remote == LL_NVLINK_REMOTE_GPU && l->remote_gpu >= 0 && l->remote_gpu < n)
+			if (l->remote == LL_NVLINK_REMOTE_GPU && l->remote_gpu >= 0 && l->remote_gpu < n &&
+			    in[l->remote_gpu])
 				uf_union(parent, i, l->remote_gpu);
 			else if (l->remote == LL_NVLINK_REMOTE_NVSWITCH)
 				uf_union(parent, i, sw);
 		}
 	for (int i = 0; i < n; i++) {
-		int r = uf_find(parent, i);
+		int r;
 
+		if (!in[i])
+			continue;
+		r = uf_find(parent, i);
 		if (++size[r] > best)
 			best = size[r];
 	}
 	return best;
+}
+
+/* aws-ofi-nccl always installs libnccl-net-ofi.so, and libnccl-net.so beside it
+ * when it is to be NCCL's default (aws-ofi-nccl src/Makefile.am); NGC images know it
+ * as libnccl-net-aws-ofi.so. Another libnccl-net.so (HPC-X's IBext plugin) is not it. */
+static bool is_ofi_plugin_name(const char *base)
+{
+	return strcmp(base, "libnccl-net-ofi.so") == 0 || strcmp(base, "libnccl-net-aws-ofi.so") == 0 ||
+	       strcmp(base, "librccl-net-ofi.so") == 0;
+}
+
+static bool is_default_plugin_name(const char *base)
+{
+	return strcmp(base, "libnccl-net.so") == 0 || strcmp(base, "librccl-net.so") == 0;
+}
+
+bool ll_facts_net_plugin_is_ofi(const struct ll_facts *f, size_t i)
+{
+	const char *p, *slash, *base;
+	size_t dirlen;
+
+	if (i >= f->n_net_plugins)
+		return false;
+	p = f->net_plugins[i];
+	slash = strrchr(p, '/');
+	base = slash ? slash + 1 : p;
+	dirlen = slash ? (size_t)(slash - p) : 0;
+	if (is_ofi_plugin_name(base) || (strstr(p, "ofi-nccl") && is_default_plugin_name(base)))
+		return true;
+	for (size_t k = 0; k < f->n_net_plugins; k++) {
+		const char *q = f->net_plugins[k], *qs = strrchr(q, '/');
+
+		if (k != i && qs && (size_t)(qs - q) == dirlen && strncmp(q, p, dirlen) == 0 && is_ofi_plugin_name(qs + 1))
+			return true;
+	}
+	return false;
+}
+
+int ll_facts_gpu_fabric(const struct ll_facts *f, const int *gpus, size_t n_sel)
+{
+	if (!gpus)
+		n_sel = f->n_gpus;
+	for (size_t k = 0; k < n_sel; k++) {
+		int g = gpus ? gpus[k] : (int)k;
+
+		if (g >= 0 && (size_t)g < f->n_gpus && f->gpus[g].n_nvlinks > 0)
+			return (int)f->gpus[g].nvlinks[0].fabric;
+	}
+	return -1;
 }
 
 const struct ll_netif *ll_facts_netif(const struct ll_facts *f, const char *name)

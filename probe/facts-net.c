@@ -152,6 +152,155 @@ static void port_info(struct ll_rdma_device *d, const char *name, const char *va
 	}
 }
 
+/* ---- what can drive an RDMA device ------------------------------------------
+
+ * NCCL's IB transport takes every ACTIVE port whose link layer is InfiniBand or
+ * Ethernet (NCCL src/transport/net_ib/init.cc, ncclIbInit), connects RC queue pairs
+ * (connect.cc, IBV_QPT_RC) and posts RDMA writes with immediate data (p2p.cc,
+ * IBV_WR_RDMA_WRITE_WITH_IMM). A device qualifies when its rdma-core provider
+ * offers both (providers/<name> in linux-rdma/rdma-core); the kernel's node_type
+ * (rdma-core libibverbs/init.c, decode_knode_type: 1 CA, 2 switch, 3 router, 4 RNIC
+ * = iWARP, 5 usNIC, 6 usNIC UDP, 7 unspecified) tells the rest. */
+#define NODE_CA 1
+#define NODE_RNIC 4
+
+enum mode { ANY_MODE, ROCE_MODE }; /* ROCE_MODE: verbs only as a CA (RoCE), iWARP unknown */
+
+static const struct rdma_driver {
+	const char *driver;        /* basename of /sys/class/infiniband/DEV/device/driver */
+	enum ll_rdma_class cls;
+	enum mode mode;
+	const char *why;
+} rdma_drivers[] = {
+	{ "mlx5_core", LL_RDMA_CLASS_VERBS, ANY_MODE, "NVIDIA ConnectX (mlx5): NCCL's own HCAs" },
+	{ "mlx4_core", LL_RDMA_CLASS_VERBS, ANY_MODE, "Mellanox ConnectX-3 (mlx4): RC verbs (rdma-core providers/mlx4)" },
+	{ "bnxt_en", LL_RDMA_CLASS_VERBS, ANY_MODE, "Broadcom NetXtreme-E RoCE (bnxt_re): RC verbs (rdma-core providers/bnxt_re)" },
+	{ "hns3", LL_RDMA_CLASS_VERBS, ANY_MODE, "Huawei HNS RoCE (hns_roce): RC verbs (rdma-core providers/hns)" },
+	{ "ionic", LL_RDMA_CLASS_VERBS, ANY_MODE, "AMD Pensando (ionic): RC verbs (rdma-core providers/ionic)" },
+	{ "erdma", LL_RDMA_CLASS_VERBS, ANY_MODE, "Alibaba elastic RDMA (erdma): RC verbs (rdma-core providers/erdma)" },
+	{ "hfi1", LL_RDMA_CLASS_VERBS, ANY_MODE, "Omni-Path HFI (hfi1): RC verbs in the kernel's rdmavt" },
+	{ "ib_qib", LL_RDMA_CLASS_VERBS, ANY_MODE, "QLogic TrueScale (qib): RC verbs in the kernel's rdmavt" },
+	{ "vmw_pvrdma", LL_RDMA_CLASS_VERBS, ANY_MODE, "VMware paravirtual RDMA (pvrdma): RC verbs (rdma-core providers/vmw_pvrdma)" },
+	{ "irdma", LL_RDMA_CLASS_VERBS, ROCE_MODE, "Intel E810/X722 (irdma) in RoCE mode: RC verbs (rdma-core providers/irdma)" },
+	{ "ice", LL_RDMA_CLASS_VERBS, ROCE_MODE, "Intel E810 (irdma) in RoCE mode: RC verbs (rdma-core providers/irdma)" },
+	{ "i40e", LL_RDMA_CLASS_VERBS, ROCE_MODE, "Intel X722 (irdma)" },
+	{ "qede", LL_RDMA_CLASS_VERBS, ROCE_MODE, "Marvell FastLinQ (qedr) in RoCE mode: RC verbs (rdma-core providers/qedr)" },
+	{ "efa", LL_RDMA_CLASS_PLUGIN, ANY_MODE,
+	  "AWS EFA: SRD and UD queue pairs only, no RC (rdma-core providers/efa), so NCCL's IB transport "
+	  "cannot use it; NCCL reaches it through the aws-ofi-nccl plugin (libfabric provider efa)" },
+	{ "enic", LL_RDMA_CLASS_UNUSABLE, ANY_MODE,
+	  "Cisco usNIC: unreliable datagrams only, NCCL's IB transport needs RC queue pairs" },
+	{ "cxgb4", LL_RDMA_CLASS_UNKNOWN, ANY_MODE,
+	  "Chelsio iWARP (iw_cxgb4): whether it posts RDMA writes with immediate data, which NCCL's IB "
+	  "transport needs, depends on the adapter generation" },
+};
+
+/* PCI vendors, for exports that do not record the driver (hwloc never does). */
+static const struct rdma_vendor {
+	unsigned vendor;
+	unsigned dev_lo, dev_hi;   /* device id range; 0, 0xffff: any */
+	enum ll_rdma_class cls;
+	enum mode mode;
+	const char *provider;
+	const char *why;
+} rdma_vendors[] = {
+	{ 0x15b3, 0, 0xffff, LL_RDMA_CLASS_VERBS, ANY_MODE, NULL, "PCI vendor 15b3 (NVIDIA/Mellanox ConnectX): NCCL's own HCAs" },
+	/* Linux drivers/infiniband/hw/efa/efa_main.c: device ids efa0..efa3. */
+	{ 0x1d0f, 0xefa0, 0xefaf, LL_RDMA_CLASS_PLUGIN, ANY_MODE, "efa",
+	  "PCI 1d0f:efaN (AWS EFA): SRD and UD queue pairs only, no RC (rdma-core providers/efa), so NCCL's "
+	  "IB transport cannot use it; NCCL reaches it through the aws-ofi-nccl plugin (libfabric provider efa)" },
+	{ 0x17db, 0, 0xffff, LL_RDMA_CLASS_PLUGIN, ANY_MODE, "cxi",
+	  "PCI vendor 17db (HPE Slingshot Cassini): not a verbs device; NCCL reaches it through aws-ofi-nccl "
+	  "with libfabric's cxi provider" },
+	{ 0x1137, 0, 0xffff, LL_RDMA_CLASS_UNUSABLE, ANY_MODE, NULL,
+	  "PCI vendor 1137 (Cisco usNIC): unreliable datagrams only, NCCL's IB transport needs RC queue pairs" },
+	{ 0x14e4, 0, 0xffff, LL_RDMA_CLASS_VERBS, ANY_MODE, NULL,
+	  "PCI vendor 14e4 (Broadcom NetXtreme-E RoCE, bnxt_re): RC verbs (rdma-core providers/bnxt_re)" },
+	{ 0x19e5, 0, 0xffff, LL_RDMA_CLASS_VERBS, ANY_MODE, NULL,
+	  "PCI vendor 19e5 (Huawei HNS RoCE): RC verbs (rdma-core providers/hns)" },
+	{ 0x1dd8, 0, 0xffff, LL_RDMA_CLASS_VERBS, ANY_MODE, NULL,
+	  "PCI vendor 1dd8 (AMD Pensando, ionic): RC verbs (rdma-core providers/ionic)" },
+	{ 0x1ded, 0, 0xffff, LL_RDMA_CLASS_VERBS, ANY_MODE, NULL,
+	  "PCI vendor 1ded (Alibaba erdma): RC verbs (rdma-core providers/erdma)" },
+	{ 0x15ad, 0, 0xffff, LL_RDMA_CLASS_VERBS, ANY_MODE, NULL,
+	  "PCI vendor 15ad (VMware pvrdma): RC verbs (rdma-core providers/vmw_pvrdma)" },
+	/* Omni-Path HFI 100 (8086:24f0, 24f1) and QLogic TrueScale (1077:7220, 7322). */
+	{ 0x8086, 0x24f0, 0x24f1, LL_RDMA_CLASS_VERBS, ANY_MODE, NULL,
+	  "PCI 8086:24f0 (Omni-Path HFI, hfi1): RC verbs in the kernel's rdmavt" },
+	{ 0x1077, 0x7220, 0x7220, LL_RDMA_CLASS_VERBS, ANY_MODE, NULL,
+	  "PCI 1077:7220 (QLogic TrueScale, qib): RC verbs in the kernel's rdmavt" },
+	{ 0x1077, 0x7322, 0x7322, LL_RDMA_CLASS_VERBS, ANY_MODE, NULL,
+	  "PCI 1077:7322 (QLogic TrueScale, qib): RC verbs in the kernel's rdmavt" },
+	{ 0x1077, 0, 0xffff, LL_RDMA_CLASS_VERBS, ROCE_MODE, NULL,
+	  "PCI vendor 1077 (Marvell FastLinQ, qedr) in RoCE mode: RC verbs (rdma-core providers/qedr)" },
+	{ 0x8086, 0, 0xffff, LL_RDMA_CLASS_VERBS, ROCE_MODE, NULL,
+	  "PCI vendor 8086 (Intel irdma) in RoCE mode: RC verbs (rdma-core providers/irdma)" },
+	{ 0x1425, 0, 0xffff, LL_RDMA_CLASS_UNKNOWN, ANY_MODE, NULL,
+	  "PCI vendor 1425 (Chelsio iWARP): whether it posts RDMA writes with immediate data, which NCCL's "
+	  "IB transport needs, depends on the adapter generation" },
+};
+
+static enum ll_rdma_class mode_class(enum ll_rdma_class cls, enum mode mode, int node_type, const char **why)
+{
+	if (mode != ROCE_MODE || node_type == NODE_CA)
+		return cls;
+	*why = node_type == NODE_RNIC
+		       ? "an iWARP device (node type RNIC): NCCL's IB transport needs RDMA writes with immediate "
+			 "data, which iWARP devices offer only in some generations"
+		       : "a RoCE or iWARP device whose mode (the kernel's node type) is not recorded";
+	return LL_RDMA_CLASS_UNKNOWN;
+}
+
+enum ll_rdma_class ll_rdma_classify(const char *driver, int node_type, unsigned vendor_id, unsigned device_id,
+				    bool on_pci, bool virtual_, const char **ret_why, const char **ret_provider)
+{
+	enum ll_rdma_class cls = LL_RDMA_CLASS_UNKNOWN;
+	const char *why = "nothing recorded tells what drives it (no driver, no known PCI vendor)";
+	const char *provider = NULL;
+
+	if (node_type == 5 || node_type == 6) {
+		cls = LL_RDMA_CLASS_UNUSABLE;
+		why = "Cisco usNIC (node type usNIC): unreliable datagrams only, NCCL's IB transport needs RC queue pairs";
+	} else if (node_type == 2 || node_type == 3) {
+		cls = LL_RDMA_CLASS_UNUSABLE;
+		why = "an InfiniBand switch or router, not a host adapter";
+	} else if (!on_pci && virtual_) {
+		/* hwloc makes non-PCI OpenFabrics OS devices only below /sys/devices/virtual. */
+		cls = LL_RDMA_CLASS_SOFTWARE;
+		why = node_type == NODE_RNIC ? "software iWARP (siw): the CPU does the RDMA work"
+					     : "software RDMA (rxe or siw) on an Ethernet interface: the CPU does the RDMA work";
+	} else if (!on_pci) {
+		cls = LL_RDMA_CLASS_UNUSABLE;
+		why = "neither a PCI nor a virtual device: a bridge such as the Xeon Phi's scif, not a network adapter";
+	} else {
+		bool found = false;
+
+		for (size_t i = 0; driver && i < LL_ARRAY_SIZE(rdma_drivers); i++)
+			if (strcmp(driver, rdma_drivers[i].driver) == 0) {
+				why = rdma_drivers[i].why;
+				cls = mode_class(rdma_drivers[i].cls, rdma_drivers[i].mode, node_type, &why);
+				provider = cls == LL_RDMA_CLASS_PLUGIN ? "efa" : NULL;
+				found = true;
+				break;
+			}
+		for (size_t i = 0; !found && i < LL_ARRAY_SIZE(rdma_vendors); i++) {
+			const struct rdma_vendor *v = &rdma_vendors[i];
+
+			if (v->vendor != vendor_id || device_id < v->dev_lo || device_id > v->dev_hi)
+				continue;
+			why = v->why;
+			cls = mode_class(v->cls, v->mode, node_type, &why);
+			provider = cls == LL_RDMA_CLASS_PLUGIN ? v->provider : NULL;
+			break;
+		}
+	}
+	if (ret_why)
+		*ret_why = why;
+	if (ret_provider)
+		*ret_provider = provider;
+	return cls;
+}
+
 static int str_natural_cmp(const void *a, const void *b)
 {
 	return strverscmp(*(char *const *)a, *(char *const *)b);
@@ -174,6 +323,9 @@ void ll_facts_rdma_extract(hwloc_topology_t topo, struct ll_facts *f, hwloc_obj_
 	struct rdma_tmp *tmp = NULL;
 	size_t n = 0;
 
+	/* Network and RDMA devices are OS devices that hwloc's filters keep or drop
+	 * together: one of either kind means both lists are complete. */
+	f->netdevs_known |= n_objs > 0;
 	for (size_t oi = 0; oi < n_objs; oi++) {
 		hwloc_obj_t o = objs[oi];
 		struct ll_rdma_device *d;
@@ -184,6 +336,19 @@ void ll_facts_rdma_extract(hwloc_topology_t topo, struct ll_facts *f, hwloc_obj_
 		t->obj = o;
 		d = &t->dev;
 		d->name = ll_strdup(o->name);
+		d->driver = ll_strdup(hwloc_obj_get_info_by_name(o, LL_INFO_RDMA_DRIVER));
+		{
+			const char *uv = hwloc_obj_get_info_by_name(o, LL_INFO_RDMA_UVERBS);
+			const char *acc = hwloc_obj_get_info_by_name(o, LL_INFO_RDMA_UVERBS_ACCESS);
+
+			d->uverbs = uv ? ll_strdup(strcmp(uv, "none") == 0 ? "" : uv) : NULL;
+			d->uverbs_access = ll_streq(acc, "ok")	    ? LL_UVERBS_OK
+					   : ll_streq(acc, "missing") ? LL_UVERBS_MISSING
+					   : ll_streq(acc, "denied")  ? LL_UVERBS_DENIED
+								      : LL_UVERBS_UNKNOWN;
+		}
+		/* "1: CA": the number is the kernel's enum rdma_node_type. */
+		d->node_type = (int)ll_facts_parse_long(hwloc_obj_get_info_by_name(o, LL_INFO_RDMA_NODE_TYPE), 10);
 		d->numa_node = ll_facts_pci_parent(o) ? ll_facts_numa(topo, o) : -1;
 		d->node_guid = ll_strdup(hwloc_obj_get_info_by_name(o, LL_INFO_RDMA_NODE_GUID));
 		pci = ll_facts_pci_parent(o);
@@ -222,6 +387,9 @@ void ll_facts_rdma_extract(hwloc_topology_t topo, struct ll_facts *f, hwloc_obj_
 		}
 		if (d->n_ports > 1)
 			qsort(d->ports, d->n_ports, sizeof(*d->ports), port_cmp);
+		/* Stand-ins are neither PCI nor virtual OS devices (scif0). */
+		d->rdma_class = ll_rdma_classify(d->driver, d->node_type, d->vendor_id, d->device_id, pci != NULL,
+						 !pci && o->type == HWLOC_OBJ_OS_DEVICE, &d->class_why, &d->provider);
 		if (d->n_netdevs > 1)
 			qsort(d->netdevs, d->n_netdevs, sizeof(char *), str_natural_cmp);
 	}
@@ -366,12 +534,19 @@ void ll_facts_netifs_extract(hwloc_topology_t topo, struct ll_facts *f)
 	_cleanup_free_ hwloc_obj_t *objs = NULL;
 	size_t n_objs = devices_of(topo, HWLOC_OBJ_OSDEV_NETWORK, "Network", &objs);
 
+	f->netdevs_known |= n_objs > 0;
 	for (size_t oi = 0; oi < n_objs; oi++) {
 		hwloc_obj_t o = objs[oi];
 		struct ll_netif *n;
 		hwloc_obj_t pci;
 		const char *s, *flags;
+		bool slingshot = ll_streq(o->subtype, "Slingshot");
 
+		/* hwloc 2.11 and later also make Network OS devices of /sys/class/cxi
+		 * (cxi0: the Cassini device libfabric opens), which are no interfaces:
+		 * unlike those of /sys/class/net they carry no Address. */
+		if (slingshot && !hwloc_obj_get_info_by_name(o, LL_INFO_NET_ADDRESS))
+			continue;
 		n = ll_array_push(&f->netifs, &f->n_netifs, sizeof(*n));
 		n->name = ll_strdup(o->name);
 		n->kind = ll_netif_kind_from_name(hwloc_obj_get_info_by_name(o, LL_INFO_NET_KIND));
@@ -390,6 +565,9 @@ void ll_facts_netifs_extract(hwloc_topology_t topo, struct ll_facts *f)
 		n->mtu = ll_facts_parse_long(hwloc_obj_get_info_by_name(o, LL_INFO_NET_MTU), 10);
 		n->speed_mbps = ll_facts_parse_long(hwloc_obj_get_info_by_name(o, LL_INFO_NET_SPEED), 10);
 		n->busid = pci ? ll_facts_busid(pci) : NULL;
+		/* Cassini NICs are PCI vendor 17db (Cray): what hwloc 2.9.1 and later
+		 * mark "Slingshot", and what older hwloc (and ours) records all the same. */
+		n->slingshot = slingshot || (pci && pci->attr->pcidev.vendor_id == 0x17db);
 		n->rdma_device = ll_strdup(netif_rdma_owner(o));
 		n->numa_node = pci ? ll_facts_numa(topo, o) : -1;
 		s = hwloc_obj_get_info_by_name(o, LL_INFO_NET_ADDRS_KNOWN);

@@ -34,6 +34,51 @@ int ll_annotate_host(hwloc_topology_t topo, const char *fsroot, struct ll_error 
 		ll_obj_info_once(root, LL_INFO_GDR_MODULE, found);
 	}
 
+	/* hwloc found the PCI devices there: none at all is then a fact (a fake tree,
+	 * a CPU-only container), not an export made without I/O. */
+	{
+		_cleanup_free_ char *pci = ll_sysfs_path(fsroot, "/sys/bus/pci/devices");
+
+		if (ll_sysfs_is_dir(pci))
+			ll_obj_info_once(root, LL_INFO_PCI_SCANNED, "1");
+	}
+
+	/* AMD GPUs: RCCL takes GPUDirect RDMA as ready when a peer-memory client for
+	 * amdkfd registered (ROCm/rccl src/transport/net_ib.cc: memory_peers/amdkfd/version
+	 * below /sys/kernel/mm, /sys/kernel or /sys). Its other proof, the kernel's own
+	 * ib_register_peer_memory_client in /proc/kallsyms, costs more than a probe to
+	 * read: without the file, readiness on AMD stays unknown. */
+	{
+		static const char *const peers[] = { "/sys/kernel/mm/memory_peers/amdkfd/version",
+						     "/sys/kernel/memory_peers/amdkfd/version",
+						     "/sys/memory_peers/amdkfd/version" };
+
+		for (size_t i = 0; i < LL_ARRAY_SIZE(peers); i++) {
+			_cleanup_free_ char *p = ll_sysfs_path(fsroot, "%s", peers[i]);
+
+			if (access(p, F_OK) == 0) {
+				ll_obj_info_once(root, LL_INFO_AMD_PEER_MEMORY, "amdkfd");
+				break;
+			}
+		}
+	}
+
+	/* What decides whether DMA-BUF can carry GPUDirect RDMA (NCCL docs,
+	 * troubleshooting/gpu_troubleshooting.rst: recent kernels with the open
+	 * NVIDIA driver): the kernel release, and which nvidia.ko is loaded. */
+	{
+		_cleanup_free_ char *rel = ll_sysfs_path(fsroot, "/proc/sys/kernel/osrelease");
+		_cleanup_free_ char *ver = ll_sysfs_path(fsroot, "/proc/driver/nvidia/version");
+		_cleanup_free_ char *v = NULL, *line = NULL;
+
+		if (ll_sysfs_read(rel, &v) == 0)
+			ll_obj_info_once(root, LL_INFO_KERNEL_RELEASE, v);
+		/* "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  550.54.15 ..."
+		 * against "NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.104.05 ...". */
+		if (ll_sysfs_read(ver, &line) == 0 && strstr(line, "Kernel Module"))
+			ll_obj_info_once(root, LL_INFO_NVIDIA_MODULE, strstr(line, "Open Kernel Module") ? "open" : "proprietary");
+	}
+
 	if (!fsroot && !hwloc_obj_get_info_by_name(root, LL_INFO_HOSTNAME)) {
 		char name[HOST_NAME_MAX + 1];
 
@@ -51,5 +96,5 @@ int ll_annotate_host(hwloc_topology_t topo, const char *fsroot, struct ll_error 
 		if (ll_sysfs_read(p, &v) == 0)
 			hwloc_obj_add_info(root, LL_INFO_DMI_PRODUCT, v);
 	}
-	return 0;
+	return ll_annotate_net_plugins(topo, fsroot, err);
 }

@@ -407,6 +407,19 @@ static int annotate_nvml(hwloc_topology_t topo, const struct ll_probe_options *o
 				opts->report ? &opts->report->nvml_warning : NULL, err);
 }
 
+/* AMD GPUs: the kernel's KFD topology, then ROCm SMI where it is (a library named
+ * on purpose only under --fsroot, as for NVML). */
+static int annotate_gpus(hwloc_topology_t topo, const struct ll_probe_options *opts, struct ll_error *err)
+{
+	const char *lib = getenv("LLMLAUNCH_ROCM_SMI_LIBRARY");
+	int r;
+
+	r = ll_annotate_kfd(topo, opts->fsroot, err);
+	if (r < 0 || opts->skip_nvml || (opts->fsroot && !lib))
+		return r;
+	return ll_annotate_rsmi(topo, lib, opts->report ? &opts->report->rsmi_warning : NULL, err);
+}
+
 /* Under --fsroot: the annotators on top of hwloc's own infos, which they never
  * overwrite (what a gathered tree shows is kept as hwloc read it). */
 static int annotate_fsroot(hwloc_topology_t topo, const struct ll_probe_options *opts, struct ll_error *err)
@@ -420,6 +433,9 @@ static int annotate_fsroot(hwloc_topology_t topo, const struct ll_probe_options 
 	if (r < 0)
 		return r;
 	r = ll_annotate_netifs(topo, opts->fsroot, err);
+	if (r < 0)
+		return r;
+	r = annotate_gpus(topo, opts, err);
 	if (r < 0)
 		return r;
 	return annotate_nvml(topo, opts, err);
@@ -546,13 +562,16 @@ static int load_machine(const struct ll_probe_options *opts, hwloc_topology_t *r
 		r = load_hwloc(opts, &topo, err);
 		if (r < 0)
 			return r;
+		r = annotate_gpus(topo, opts, err);
+		if (r < 0)
+			return r;
 		r = annotate_nvml(topo, opts, err);
 		if (r < 0)
 			return r;
 		if (use_cache) {
 			/* A broken NVML is retried (and warned about) at every
 			 * probe until it works, not frozen into the cache. */
-			if (opts->report && opts->report->nvml_warning)
+			if (opts->report && (opts->report->nvml_warning || opts->report->rsmi_warning))
 				ll_cache_status_set(opts, "miss '%s' (%s); not written: NVML gave a warning", cache.path, miss);
 			else if ((r = ll_cache_write(&cache, topo)) < 0)
 				ll_cache_status_set(opts, "miss '%s' (%s); cannot write it: %s", cache.path, miss,
@@ -595,8 +614,9 @@ void ll_probe_report_release(struct ll_probe_report *r)
 	if (!r)
 		return;
 	free(r->nvml_warning);
+	free(r->rsmi_warning);
 	free(r->cache_status);
-	r->nvml_warning = r->cache_status = NULL;
+	r->nvml_warning = r->rsmi_warning = r->cache_status = NULL;
 }
 
 int ll_probe_load(const struct ll_probe_options *opts, hwloc_topology_t *ret, struct ll_error *err)

@@ -417,28 +417,12 @@ static void nvlink_matrix_release(struct nvlink_matrix *m)
 
 static int nvlink_matrix_commit(hwloc_topology_t topo, struct nvlink_matrix *m, struct ll_error *err)
 {
-	_cleanup_free_ hwloc_uint64_t *values = ll_calloc(m->n * m->n, sizeof(*values));
+	_cleanup_free_ long *bw = ll_calloc(m->n * m->cap + 1, sizeof(long));
+
 	for (size_t i = 0; i < m->n; i++)
 		for (size_t j = 0; j < m->n; j++)
-			values[i * m->n + j] = i == j ? LL_NVLINK_LOCAL_BW : m->bw[i * m->cap + j];
-
-	hwloc_distances_add_handle_t h = hwloc_distances_add_create(
-		topo, LL_DIST_NVLINK, HWLOC_DISTANCES_KIND_FROM_USER | HWLOC_DISTANCES_KIND_MEANS_BANDWIDTH, 0);
-	if (!h)
-		return ll_error_set(err, -errno ? -errno : -EINVAL, "cannot create the '%s' distances: %s",
-				    LL_DIST_NVLINK, strerror(errno));
-	/* hwloc releases the handle itself when add_values or add_commit fail. */
-	if (hwloc_distances_add_values(topo, h, m->n, m->objs, values, 0) < 0
-	    || hwloc_distances_add_commit(topo, h, 0) < 0)
-		return ll_error_set(err, -errno ? -errno : -EINVAL, "cannot add the '%s' distances: %s",
-				    LL_DIST_NVLINK, strerror(errno));
-	return 0;
-}
-
-static bool topo_has_distances(hwloc_topology_t topo, const char *name)
-{
-	unsigned nr = 0;
-	return hwloc_distances_get_by_name(topo, name, &nr, NULL, 0) == 0 && nr > 0;
+			bw[i * m->cap + j] = (long)m->bw[i * m->cap + j];
+	return ll_topo_add_bandwidth(topo, LL_DIST_NVLINK, m->objs, m->n, bw, m->cap, LL_NVLINK_LOCAL_BW, err);
 }
 
 static void obj_add_info_once(hwloc_obj_t obj, const char *name, const char *value)
@@ -466,7 +450,7 @@ static int nvml_apply(hwloc_topology_t topo, const struct nvml_scan *scan, struc
 	}
 
 	/* A topology from an hwloc built with NVML already has hwloc's own matrix. */
-	if (!topo_has_distances(topo, LL_DIST_NVLINK) && nvlink_matrix_build(topo, scan, gpu_objs, &m, warn) > 0) {
+	if (!ll_topo_has_distances(topo, LL_DIST_NVLINK) && nvlink_matrix_build(topo, scan, gpu_objs, &m, warn) > 0) {
 		r = nvlink_matrix_commit(topo, &m, err);
 		if (r < 0)
 			goto out;

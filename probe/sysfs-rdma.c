@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "llmlaunch/facts.h"
 #include "annotate.h"
@@ -182,6 +183,26 @@ static void annotate_port(hwloc_obj_t obj, const char *devdir, unsigned port)
 	}
 }
 
+/* What drives the device, for ll_rdma_classify(): the driver its parent device is
+ * bound to (mlx5_core, efa, bnxt_en, ...) and the kernel's node type ("1: CA",
+ * "4: RNIC", "6: usNIC UDP", "7: unspecified"). Neither is in hwloc. */
+static void annotate_identity(hwloc_obj_t obj, const char *devdir)
+{
+	_cleanup_free_ char *link = ll_asprintf("%s/device/driver", devdir);
+	_cleanup_free_ char *ntpath = ll_asprintf("%s/node_type", devdir);
+	_cleanup_free_ char *target = NULL, *nt = NULL;
+	const char *base;
+
+	if (ll_sysfs_readlink(link, &target) == 0) {
+		base = strrchr(target, '/');
+		base = base ? base + 1 : target;
+		if (is_netdev_name(base))
+			ll_obj_info_once(obj, LL_INFO_RDMA_DRIVER, base);
+	}
+	if (ll_sysfs_read(ntpath, &nt) == 0 && is_numbered_state(nt, NULL))
+		ll_obj_info_once(obj, LL_INFO_RDMA_NODE_TYPE, nt);
+}
+
 static void annotate_device(hwloc_obj_t obj, const char *fsroot, const char *dev)
 {
 	_cleanup_free_ char *devdir = ll_sysfs_path(fsroot, "/sys/class/infiniband/%s", dev);
@@ -193,6 +214,7 @@ static void annotate_device(hwloc_obj_t obj, const char *fsroot, const char *dev
 
 	if (ll_sysfs_read(guidpath, &guid) == 0 && is_gid(guid, 4))
 		ll_obj_info_once(obj, LL_INFO_RDMA_NODE_GUID, guid);
+	annotate_identity(obj, devdir);
 	if (ll_sysfs_list(portsdir, &ports, &n) < 0)
 		return;
 	for (size_t i = 0; i < n; i++) {
@@ -205,9 +227,74 @@ static void annotate_device(hwloc_obj_t obj, const char *fsroot, const char *dev
 	ll_strv_free(ports, n);
 }
 
+/* The uverbs device of each RDMA device: /sys/class/infiniband_verbs/uverbsN/ibdev
+ * names it; rdma-core opens /dev/infiniband/uverbsN (libibverbs/init.c). */
+struct uverbs_map {
+	char **ibdev, **uverbs;
+	size_t n;
+	bool known;      /* the class exists, or a live probe shows it does not (no ib_uverbs) */
+	bool dev_known;  /* /dev is there to look at (gathered trees have none) */
+};
+
+static void uverbs_map_read(struct uverbs_map *m, const char *fsroot)
+{
+	_cleanup_free_ char *dir = ll_sysfs_path(fsroot, "/sys/class/infiniband_verbs");
+	_cleanup_free_ char *devdir = ll_sysfs_path(fsroot, "/dev");
+	char **names = NULL;
+	size_t n = 0;
+
+	m->dev_known = ll_sysfs_is_dir(devdir);
+	if (ll_sysfs_list(dir, &names, &n) < 0) {
+		/* Live, the class's absence means ib_uverbs is not loaded; a gathered
+		 * tree may just not have copied it. */
+		m->known = !fsroot;
+		return;
+	}
+	m->known = true;
+	for (size_t i = 0; i < n; i++) {
+		_cleanup_free_ char *p = ll_asprintf("%s/%s/ibdev", dir, names[i]);
+		char *ibdev = NULL;
+
+		if (!ll_startswith(names[i], "uverbs") || !is_netdev_name(names[i]) || ll_sysfs_read(p, &ibdev) < 0)
+			continue;
+		size_t k = m->n;
+
+		*(char **)ll_array_push(&m->ibdev, &k, sizeof(char *)) = ibdev;
+		*(char **)ll_array_push(&m->uverbs, &m->n, sizeof(char *)) = ll_strdup(names[i]);
+	}
+	ll_strv_free(names, n);
+}
+
+static void uverbs_map_release(struct uverbs_map *m)
+{
+	ll_strv_free(m->ibdev, m->n);
+	ll_strv_free(m->uverbs, m->n);
+}
+
+static void annotate_uverbs(hwloc_obj_t obj, const char *fsroot, const struct uverbs_map *m, const char *dev)
+{
+	const char *uv = NULL;
+
+	if (!m->known)
+		return;
+	for (size_t i = 0; i < m->n && !uv; i++)
+		if (strcmp(m->ibdev[i], dev) == 0)
+			uv = m->uverbs[i];
+	ll_obj_info_once(obj, LL_INFO_RDMA_UVERBS, uv ? uv : "none");
+	if (uv && m->dev_known) {
+		_cleanup_free_ char *node = ll_sysfs_path(fsroot, "/dev/infiniband/%s", uv);
+
+		ll_obj_info_once(obj, LL_INFO_RDMA_UVERBS_ACCESS,
+				 access(node, F_OK) < 0		 ? "missing"
+				 : access(node, R_OK | W_OK) < 0 ? "denied"
+								 : "ok");
+	}
+}
+
 int ll_annotate_rdma(hwloc_topology_t topo, const char *fsroot, struct ll_error *err)
 {
 	_cleanup_free_ char *classdir = ll_sysfs_path(fsroot, "/sys/class/infiniband");
+	struct uverbs_map uv = { 0 };
 	char **names = NULL;
 	size_t n = 0;
 	hwloc_obj_t obj;
@@ -218,6 +305,7 @@ int ll_annotate_rdma(hwloc_topology_t topo, const char *fsroot, struct ll_error 
 		return 0; /* no RDMA stack here: nothing to find */
 	if (r < 0)
 		return ll_error_set(err, r, "cannot read '%s': %s", classdir, strerror(-r));
+	uverbs_map_read(&uv, fsroot);
 
 	for (size_t i = 0; i < n; i++) {
 		_cleanup_free_ char *ports = NULL;
@@ -228,6 +316,7 @@ int ll_annotate_rdma(hwloc_topology_t topo, const char *fsroot, struct ll_error 
 		for (obj = NULL; (obj = hwloc_get_next_osdev(topo, obj));)
 			if (obj->attr->osdev.type == HWLOC_OBJ_OSDEV_OPENFABRICS && ll_streq(obj->name, names[i])) {
 				annotate_device(obj, fsroot, names[i]);
+				annotate_uverbs(obj, fsroot, &uv, names[i]);
 				seen = true;
 			}
 		if (seen)
@@ -239,9 +328,12 @@ int ll_annotate_rdma(hwloc_topology_t topo, const char *fsroot, struct ll_error 
 		if (!ll_sysfs_is_dir(ports))
 			continue;
 		obj = ll_topo_standin(topo, names[i], LL_STANDIN_OPENFABRICS);
-		if (obj)
+		if (obj) {
 			annotate_device(obj, fsroot, names[i]);
+			annotate_uverbs(obj, fsroot, &uv, names[i]);
+		}
 	}
 	ll_strv_free(names, n);
+	uverbs_map_release(&uv);
 	return 0;
 }

@@ -43,6 +43,8 @@ struct ll_summary_port {
 	enum ll_port_state state;
 	enum ll_link_layer link_layer;
 	double rate_gbps;           /* -1 unknown */
+	enum ll_rdma_class rdma_class; /* what drives the device (a node with EFA and one with
+					* ConnectX differ even with equal ports) */
 };
 
 /* What one node tells the others: facts that must match, chosen values, addresses. */

@@ -36,9 +36,15 @@ enum ll_nvlink_remote {
 };
 const char *ll_nvlink_remote_name(enum ll_nvlink_remote r);
 
-/* One NVLink connection of a GPU, aggregated per remote end as hwloc's
- * NVLinkBandwidth matrix records it. */
+/* The fabric of a GPU-GPU link: NVIDIA's NVLink (NVLinkBandwidth) or AMD's XGMI
+ * (Infinity Fabric links, hwloc's XGMIBandwidth). */
+enum ll_gpu_fabric { LL_GPU_FABRIC_NVLINK = 0, LL_GPU_FABRIC_XGMI };
+const char *ll_gpu_fabric_name(enum ll_gpu_fabric f); /* "NVLink", "XGMI" */
+
+/* One GPU link (NVLink or XGMI), aggregated per remote end as hwloc's bandwidth
+ * matrices record it. */
 struct ll_nvlink {
+	enum ll_gpu_fabric fabric;
 	enum ll_nvlink_remote remote;
 	int remote_gpu;          /* index into ll_facts.gpus, or -1 */
 	char *remote_busid;      /* PCI bus id of the remote end, NULL if unknown */
@@ -47,16 +53,23 @@ struct ll_nvlink {
 
 struct ll_gpu {
 	char *busid;             /* "0000:07:00.0" */
+	/* An AMD GPU split into partitions (MI300 CPX/TPX: several ROCm devices on one
+	 * PCI function, hwloc's rsmiN OS devices): each is a GPU of its own here, the
+	 * partition's number on its device; -1 for a whole device. */
+	int partition;
 	enum ll_gpu_vendor vendor;
 	unsigned vendor_id, device_id;
 	char *model;             /* "NVIDIA A100-SXM4-40GB", NULL if unknown */
-	char *uuid;              /* NVML UUID, NULL if unknown */
+	char *uuid;              /* NVML UUID ("GPU-..."), AMD's unique id (ROCm SMI); NULL if unknown */
 	int numa_node;           /* OS index of the nearest NUMA node, -1 unknown */
 	char *cpuset;            /* hwloc list string of local PUs, e.g. "0-15,64-79" */
 	struct ll_nvlink *nvlinks;
 	size_t n_nvlinks;
 	int nvlinks_active;      /* from NVML: active links, -1 unknown */
 	int nvlinks_inactive;    /* from NVML: links present but down, -1 unknown */
+	/* The GPU's links are known: it is an end of a GPU-link matrix (NVLinkBandwidth),
+	 * or NVML's link counts were recorded. False: nvlinks says nothing, not "none". */
+	bool links_known;
 };
 
 enum ll_link_layer { LL_LINK_LAYER_UNKNOWN = 0, LL_LINK_LAYER_INFINIBAND, LL_LINK_LAYER_ETHERNET };
@@ -99,6 +112,25 @@ struct ll_rdma_port {
 	char *netdev;            /* network interface of this port, NULL if none known */
 };
 
+/* What can drive an RDMA device (ll_rdma_classify): decided from the driver, the
+ * kernel's node type and the PCI vendor/device, never from the device's name (udev
+ * renames mlx5_0 to ibp12s0 and efa_0 to rdmap197s0). */
+enum ll_rdma_class {
+	LL_RDMA_CLASS_UNKNOWN = 0, /* nothing recorded tells */
+	LL_RDMA_CLASS_VERBS,       /* an RC verbs device NCCL's own IB transport drives */
+	LL_RDMA_CLASS_PLUGIN,      /* usable only through a net plugin (aws-ofi-nccl + libfabric) */
+	LL_RDMA_CLASS_SOFTWARE,    /* rxe, siw: the CPU does the transport; only on request */
+	LL_RDMA_CLASS_UNUSABLE,    /* NCCL cannot use it (usNIC, switches, bridges) */
+};
+const char *ll_rdma_class_name(enum ll_rdma_class c); /* "verbs", "plugin", ...; NULL unknown */
+
+/* node_type: the number of the kernel's node_type file ("1: CA" is 1), -1 unknown.
+ * on_pci: the device has a PCI parent; virtual_: it lives below /sys/devices/virtual.
+ * *ret_why (static text, naming the source of the rule) and *ret_provider (the
+ * libfabric provider of a PLUGIN device: "efa", "cxi"; NULL otherwise) may be NULL. */
+enum ll_rdma_class ll_rdma_classify(const char *driver, int node_type, unsigned vendor_id, unsigned device_id,
+				    bool on_pci, bool virtual_, const char **ret_why, const char **ret_provider);
+
 struct ll_rdma_device {
 	char *name;              /* "mlx5_0" */
 	char *busid;             /* PCI bus id, NULL for virtual devices */
@@ -110,6 +142,16 @@ struct ll_rdma_device {
 	size_t n_ports;
 	char **netdevs;          /* every interface of the device */
 	size_t n_netdevs;
+	char *driver;            /* sysfs device/driver ("mlx5_core", "efa"), NULL unknown */
+	int node_type;           /* the kernel's node type number (1 CA, 4 RNIC, 6 usNIC UDP, 7 unspecified), -1 */
+	enum ll_rdma_class rdma_class;
+	const char *class_why;   /* static text: what the class was decided from, with its source */
+	const char *provider;    /* libfabric provider of a PLUGIN device ("efa"), NULL otherwise */
+	/* User-space access (rdma-core opens /dev/infiniband/uverbsN): the uverbs device
+	 * ("uverbs0"; "" when the kernel has none for it: ib_uverbs not loaded; NULL
+	 * unknown) and whether this process can open it. */
+	char *uverbs;
+	enum ll_uverbs_access { LL_UVERBS_UNKNOWN = 0, LL_UVERBS_OK, LL_UVERBS_MISSING, LL_UVERBS_DENIED } uverbs_access;
 };
 
 enum ll_netif_kind {
@@ -168,6 +210,10 @@ struct ll_netif {
 	char *mac;               /* NULL unknown */
 	char *busid;             /* PCI bus id, NULL if none */
 	char *rdma_device;       /* owning RDMA device, NULL if none */
+	/* An HPE Slingshot (Cassini, CXI) NIC: hwloc's subtype "Slingshot", or a PCI
+	 * function of vendor 17db (Cray). Not a verbs device: NCCL reaches the fabric
+	 * only through aws-ofi-nccl and libfabric's cxi provider. */
+	bool slingshot;
 	int numa_node;           /* -1 unknown */
 	bool addrs_known;        /* false under --fsroot or for snapshots without addresses */
 	struct ll_addr *addrs;
@@ -186,6 +232,11 @@ struct ll_core {
 };
 
 struct ll_facts {
+	/* What the topology can tell at all. A plain lstopo export may hold no I/O
+	 * objects (hwloc's I/O filters, or an excerpt): then the lists below are empty
+	 * because nothing was recorded, not because the node has nothing. */
+	bool gpus_known;         /* PCI objects exist: gpus[] is every GPU of the node */
+	bool netdevs_known;      /* network or RDMA OS devices exist: rdma[] and netifs[] are complete */
 	char *hostname;          /* NULL unknown */
 	char *dmi_product_name;  /* /sys/class/dmi/id/product_name, NULL unknown */
 	char *source;            /* "live", "fsroot:DIR" or "snapshot:FILE" */
@@ -210,8 +261,24 @@ struct ll_facts {
 	struct ll_netif *netifs;  /* in name order */
 	size_t n_netifs;
 
+	/* NCCL net plugin libraries the dynamic linker would find (LD_LIBRARY_PATH, the
+	 * ld.so.conf directories, the default ones), in its order: "libnccl-net.so" and
+	 * the "libnccl-net-NAME.so" forms. net_plugins_off_path: the same names found
+	 * only in vendor directories NCCL does not search (/opt/amazon/ofi-nccl/lib).
+	 * Unknown (false) for plain exports. */
+	bool net_plugins_known;
+	char **net_plugins;
+	size_t n_net_plugins;
+	char **net_plugins_off_path;
+	size_t n_net_plugins_off_path;
+
 	enum ll_tristate gdr_ready;   /* GPUDirect RDMA kernel module loaded */
 	char *gdr_module;             /* "nvidia_peermem", "nv_peer_mem", NULL */
+	/* DMA-BUF, NCCL's other way to GPUDirect RDMA: Linux 5.12 or later and NVIDIA's
+	 * open kernel module (NCCL docs, troubleshooting/gpu_troubleshooting.rst). */
+	char *kernel_release;         /* "6.1.0-18-amd64", NULL unknown */
+	enum ll_tristate nvidia_open_module; /* the loaded nvidia.ko is the open one */
+	enum ll_tristate dmabuf;      /* derived from the two above */
 
 	/* PCIe path class between gpus[i] and rdma[j]: gpu_nic[i * n_rdma + j]. */
 	enum ll_path *gpu_nic;
@@ -225,12 +292,26 @@ static inline enum ll_path ll_facts_gpu_nic(const struct ll_facts *f, size_t gpu
 	return f->gpu_nic ? f->gpu_nic[gpu * f->n_rdma + nic] : LL_PATH_UNKNOWN;
 }
 
+/* GPUDirect RDMA can work: a peer-memory module is loaded or DMA-BUF is usable;
+ * NO when both are known not to be; else unknown. */
+enum ll_tristate ll_facts_gdr_usable(const struct ll_facts *f);
+
 /* Nearest RDMA device to a GPU (lowest path class, then lowest index); -1 if none. */
 int ll_facts_nearest_rdma(const struct ll_facts *f, size_t gpu);
 
-/* Size of the NVLink domain: the largest set of GPUs joined by NVLink, directly or
- * through NVSwitches. 1 when GPUs exist but no NVLink is known; 0 without GPUs. */
-int ll_facts_nvlink_domain(const struct ll_facts *f);
+/* Size of the NVLink domain of the GPUs gpus[0..n) (indices into f->gpus; NULL:
+ * every GPU): the largest set of them joined by NVLink, directly or through
+ * NVSwitches. 1 when every one of them is known to have no link to another; 0
+ * without GPUs (known); -1 unknown: GPUs unknown, or some GPU's links unknown. */
+int ll_facts_gpu_domain(const struct ll_facts *f, const int *gpus, size_t n);
+/* The fabric the links of those GPUs are of (the first link's), or -1 when none is
+ * known to have a link. */
+int ll_facts_gpu_fabric(const struct ll_facts *f, const int *gpus, size_t n);
+
+/* Is net_plugins[i] aws-ofi-nccl? Its install names libnccl-net-ofi.so and
+ * libnccl-net-aws-ofi.so, or a libnccl-net.so beside one of them or in an ofi-nccl
+ * directory (another libnccl-net.so, HPC-X's IBext plugin, is not it). */
+bool ll_facts_net_plugin_is_ofi(const struct ll_facts *f, size_t i);
 
 const struct ll_netif *ll_facts_netif(const struct ll_facts *f, const char *name);
 const struct ll_rdma_device *ll_facts_rdma(const struct ll_facts *f, const char *name);

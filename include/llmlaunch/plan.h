@@ -13,6 +13,7 @@
 enum ll_source {
 	LL_SOURCE_DEFAULT = 0,
 	LL_SOURCE_PROBE,
+	LL_SOURCE_NCCL_CONF,    /* NCCL's own configuration files: NCCL reads them itself */
 	LL_SOURCE_PROFILE,
 	LL_SOURCE_CLUSTER,      /* decided by agreement across nodes (stage 3) */
 	LL_SOURCE_ENVIRONMENT,
@@ -61,10 +62,27 @@ struct ll_lint {
 	enum ll_lint_level level;
 	char *variable;         /* the variable concerned, or NULL */
 	char *message;
+	bool blocking;          /* the job cannot work as planned: `run` stops before starting it */
+};
+
+/* What the process that starts the workers hands on to them: limits are inherited
+ * through fork and exec. Zero: unknown. */
+struct ll_process_limits {
+	bool known;
+	bool memlock_unlimited;
+	unsigned long long memlock_bytes;   /* soft RLIMIT_MEMLOCK */
+	enum ll_tristate ipc_lock;          /* CAP_IPC_LOCK is effective: no memlock limit applies */
 };
 
 struct ll_plan_input {
 	const struct ll_facts *facts;
+	/* NCCL's configuration files (llmlaunch/nccl-conf.h): every NAME=VALUE line in the
+	 * order NCCL reads them, origin "FILE:LINE"; and NCCL_CONF_FILE's path when it
+	 * names a file that cannot be read. */
+	const struct ll_assignment *nccl_conf;
+	size_t n_nccl_conf;
+	const char *nccl_conf_unreadable;
+	struct ll_process_limits limits;
 	/* Inherited environment (environ-style "NAME=VALUE" strings, NULL-terminated). */
 	char *const *environ;
 	/* Profile values, already layered (later entries win). Names are variable names
@@ -80,6 +98,14 @@ struct ll_plan_input {
 	int nnodes;             /* 1 unless stage 3 says otherwise */
 };
 
+/* One line of NCCL's configuration files and what becomes of it. */
+struct ll_conf_line {
+	char *name, *value;
+	char *origin;           /* "FILE:LINE" */
+	bool used;              /* NCCL takes this value */
+	char *note;             /* what NCCL does with it, one line */
+};
+
 struct ll_plan {
 	struct ll_setting *settings;   /* in a stable, documented order */
 	size_t n_settings;
@@ -87,6 +113,8 @@ struct ll_plan {
 	size_t n_ranks;
 	struct ll_lint *lints;
 	size_t n_lints;
+	struct ll_conf_line *conf;     /* NCCL's configuration files, line by line */
+	size_t n_conf;
 	enum ll_bind_mode bind;
 	int nproc_per_node;
 	int nnodes;
@@ -117,8 +145,10 @@ void ll_plan_set(struct ll_plan *p, const char *name, const char *value, enum ll
  * the usual layout advice (tensor/pipeline parallel inside the NVLink domain, data
  * parallel across nodes). Appended to `out`. */
 void ll_plan_summary(const struct ll_plan *p, struct ll_buf *out);
-/* The same from facts alone (a plan with no profile, environment or command line),
- * for `probe`. Returns 0 or -errno. */
+/* The plan of the facts alone: no profile, environment or command line, one node
+ * (what `probe` reports). Returns 0 or -errno. */
+int ll_plan_from_facts(const struct ll_facts *f, struct ll_plan **ret);
+/* ll_plan_summary() of that plan. Returns 0 or -errno. */
 int ll_plan_parallelism_summary(const struct ll_facts *f, struct ll_buf *out);
 
 #endif

@@ -15,6 +15,9 @@ struct ll_probe_report {
 	 * "cannot load NVML library 'X': ...", "NVML library 'X' is unusable: nvmlInit_v2
 	 * failed: ...". NULL when NVML worked or is simply not installed (a CPU node). */
 	char *nvml_warning;
+	/* The same for ROCm SMI ("ROCm SMI library 'X' is unusable: rsmi_init failed: ..."):
+	 * NULL when it worked or is not installed (a node without AMD GPUs). */
+	char *rsmi_warning;
 	/* What a live load did with the probe cache, one line for a debug message:
 	 * "hit '/run/llmlaunch/cache/topology.xml'", "miss (...); written", "off
 	 * (--no-cache)" ... NULL when the load was not a live one. */

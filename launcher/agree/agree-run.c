@@ -147,7 +147,8 @@ int ll_summary_build(const struct ll_facts *f, const struct ll_plan *plan, struc
 
 	(void)err;
 	s->host = ll_strdup(f->hostname);
-	s->n_gpus = (int)f->n_gpus;
+	/* -1: the topology cannot tell (no PCI objects); never compared as "0 GPUs". */
+	s->n_gpus = f->gpus_known ? (int)f->n_gpus : -1;
 	s->gpu_model = f->n_gpus ? ll_strdup(f->gpus[0].model) : NULL;
 	s->nproc_per_node = plan ? plan->nproc_per_node : 0;
 	for (size_t d = 0; d < f->n_rdma; d++)
@@ -159,6 +160,7 @@ int ll_summary_build(const struct ll_facts *f, const struct ll_plan *plan, struc
 			sp->state = rp->state;
 			sp->link_layer = rp->link_layer;
 			sp->rate_gbps = rp->rate_gbps;
+			sp->rdma_class = f->rdma[d].rdma_class;
 		}
 	v = ll_plan_value(plan, "NCCL_IB_GID_INDEX");
 	s->gid_index = v ? atoi(v) : -1;

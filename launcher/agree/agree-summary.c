@@ -14,6 +14,12 @@ static const char *const if_kind_codes[] = {
 	[LL_SUMMARY_IF_CONTAINER] = "c", [LL_SUMMARY_IF_LOOPBACK] = "l",
 };
 
+/* Summaries without the sixth port field (older llmlaunch) read as unknown. */
+static const char *const rdma_class_codes[] = {
+	[LL_RDMA_CLASS_UNKNOWN] = "?", [LL_RDMA_CLASS_VERBS] = "v", [LL_RDMA_CLASS_PLUGIN] = "p",
+	[LL_RDMA_CLASS_SOFTWARE] = "s", [LL_RDMA_CLASS_UNUSABLE] = "u",
+};
+
 static const char *const link_layer_codes[] = {
 	[LL_LINK_LAYER_UNKNOWN] = "?", [LL_LINK_LAYER_INFINIBAND] = "IB", [LL_LINK_LAYER_ETHERNET] = "Eth",
 };
@@ -54,9 +60,9 @@ char *ll_summary_serialize(const struct ll_summary *s)
 	json_object_set_new(root, "nproc", json_integer(s->nproc_per_node));
 	for (size_t i = 0; i < s->n_ports; i++) {
 		const struct ll_summary_port *p = &s->ports[i];
-		json_array_append_new(ports, json_pack("[s,i,i,s,f]", p->device ? p->device : "?", (int)p->port,
+		json_array_append_new(ports, json_pack("[s,i,i,s,f,s]", p->device ? p->device : "?", (int)p->port,
 						       (int)p->state, link_layer_codes[p->link_layer],
-						       p->rate_gbps));
+						       p->rate_gbps, rdma_class_codes[p->rdma_class]));
 	}
 	json_object_set_new(root, "ports", ports);
 	json_object_set_new(root, "gid", json_integer(s->gid_index));
@@ -124,6 +130,14 @@ int ll_summary_parse(const char *text, const char *who, struct ll_summary **ret,
 			json_decref(root);
 			return ll_error_set(err, -EINVAL, "summary from node '%s': bad RDMA port entry %zu", who, i);
 		}
+		{
+			json_t *cls = json_array_get(v, 5);
+			int c = json_is_string(cls) ? code_index(rdma_class_codes, LL_ARRAY_SIZE(rdma_class_codes),
+								  json_string_value(cls))
+						    : 0;
+
+			p->rdma_class = c > 0 ? (enum ll_rdma_class)c : LL_RDMA_CLASS_UNKNOWN;
+		}
 		p->device = ll_strdup(dev);
 		p->port = (unsigned)port;
 		p->state = (enum ll_port_state)state;
@@ -190,9 +204,9 @@ uint64_t ll_summary_hw_digest(const struct ll_summary *s)
 		    s->gpu_model ? s->gpu_model : "", s->nproc_per_node, s->gid_index, (int)s->gdr_ready,
 		    s->net ? s->net : "", s->ib_hca ? s->ib_hca : "");
 	for (size_t i = 0; i < s->n_ports; i++)
-		ports[i] = ll_asprintf("%s:%u:%d:%d:%.1f", s->ports[i].device ? s->ports[i].device : "",
+		ports[i] = ll_asprintf("%s:%u:%d:%d:%.1f:%d", s->ports[i].device ? s->ports[i].device : "",
 				       s->ports[i].port, (int)s->ports[i].state, (int)s->ports[i].link_layer,
-				       s->ports[i].rate_gbps);
+				       s->ports[i].rate_gbps, (int)s->ports[i].rdma_class);
 	qsort(ports, s->n_ports, sizeof(char *), cmp_str);
 	for (size_t i = 0; i < s->n_ports; i++) {
 		ll_buf_add(&b, ports[i]);

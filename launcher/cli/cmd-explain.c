@@ -86,9 +86,35 @@ static void print_settings(struct ll_out *o, const struct ll_plan *p)
 		bool exported = pass == 0;
 
 		ll_out_text(o, exported ? "Variables for the workers:\n" : "Settings:\n");
-		for (size_t i = 0; i < p->n_settings; i++)
-			if (p->settings[i].exported == exported)
-				print_setting(o, &p->settings[i]);
+		for (size_t i = 0; i < p->n_settings; i++) {
+			const struct ll_setting *st = &p->settings[i];
+
+			/* In text, what NCCL takes from its own files is shown with the
+			 * files, below; JSON lists every setting here. */
+			if (st->exported != exported || (st->source == LL_SOURCE_NCCL_CONF && !ll_out_is_json(o)))
+				continue;
+			print_setting(o, st);
+		}
+	}
+	ll_out_close_array(o);
+}
+
+/* NCCL's configuration files, line by line, and what NCCL does with each. */
+static void print_conf(struct ll_out *o, const struct ll_plan *p)
+{
+	if (p->n_conf)
+		ll_out_text(o, "\nNCCL's configuration files (NCCL reads them itself; the environment wins):\n");
+	ll_out_open_array(o, "nccl_conf");
+	for (size_t i = 0; i < p->n_conf; i++) {
+		const struct ll_conf_line *l = &p->conf[i];
+
+		ll_out_open_object(o, NULL);
+		ll_out_string(o, "origin", "  %s", l->origin);
+		ll_out_string(o, "name", "  %s", l->name);
+		ll_out_string(o, "value", "=%s\n", l->value);
+		ll_out_bool(o, "used", NULL, l->used);
+		ll_out_string(o, "note", "      %s\n", l->note);
+		ll_out_close_object(o);
 	}
 	ll_out_close_array(o);
 }
@@ -189,6 +215,7 @@ int cmd_explain(int argc, char **argv, struct ll_ctx *ctx)
 	ll_out_open_object(out, NULL);
 	ll_out_string(out, "facts", "Facts: %s\n\n", ctx->facts && ctx->facts->source ? ctx->facts->source : NULL);
 	print_settings(out, plan);
+	print_conf(out, plan);
 	print_ranks(out, plan);
 	ll_buf_init(&summary);
 	ll_plan_summary(plan, &summary);

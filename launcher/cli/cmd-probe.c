@@ -6,6 +6,7 @@
 
 #include "llmlaunch/cli.h"
 #include "llmlaunch/output.h"
+#include "llmlaunch/plan.h"
 
 struct probe_options {
 	bool json;
@@ -100,11 +101,21 @@ static void print_host(struct ll_out *o, const struct ll_facts *f)
 	ll_out_close_object(o);
 }
 
+/* A section's heading: its count, "none found", or why the topology cannot tell
+ * (then the JSON key `known_key` is false and the list is empty, not "none"). */
+static void print_heading(struct ll_out *o, const char *known_key, bool known, const char *title, size_t n,
+			  const char *unknown_why)
+{
+	ll_out_bool(o, known_key, NULL, known);
+	if (!known)
+		ll_out_text(o, "\n%s: unknown (%s)\n", title, unknown_why);
+	else
+		ll_out_text(o, "\n%s (%zu)\n%s", title, n, n ? "" : "  none found\n");
+}
+
 static void print_gpus(struct ll_out *o, const struct ll_facts *f)
 {
-	ll_out_text(o, "\nGPUs (%zu)\n", f->n_gpus);
-	if (f->n_gpus == 0)
-		ll_out_text(o, "  none found\n");
+	print_heading(o, "gpus_known", f->gpus_known, "GPUs", f->n_gpus, "the topology has no PCI objects");
 	ll_out_open_array(o, "gpus");
 	for (size_t i = 0; i < f->n_gpus; i++) {
 		const struct ll_gpu *g = &f->gpus[i];
@@ -117,6 +128,7 @@ static void print_gpus(struct ll_out *o, const struct ll_facts *f)
 		ll_out_string(o, "busid", "  %s", g->busid);
 		ll_out_string(o, "vendor", "  %s", ll_gpu_vendor_name(g->vendor));
 		ll_out_string(o, "pci_id", " %s", id);
+		ll_out_int(o, "partition", g->partition > 0 ? "  partition %s" : NULL, g->partition, g->partition > 0);
 		ll_out_string(o, "model", "  %s\n", g->model);
 		ll_out_int(o, "numa_node", "        NUMA %s", g->numa_node, g->numa_node >= 0);
 		ll_out_string(o, "cpuset", ", cpus %s\n", g->cpuset);
@@ -132,7 +144,8 @@ static void print_gpus(struct ll_out *o, const struct ll_facts *f)
 			const struct ll_nvlink *l = &g->nvlinks[k];
 
 			ll_out_open_object(o, NULL);
-			ll_out_string(o, "remote", "          NVLink to %s", ll_nvlink_remote_name(l->remote));
+			ll_out_string(o, "fabric", "          %s", ll_gpu_fabric_name(l->fabric));
+			ll_out_string(o, "remote", " to %s", ll_nvlink_remote_name(l->remote));
 			ll_out_int(o, "remote_gpu", l->remote_gpu >= 0 ? " GPU%s" : NULL, l->remote_gpu,
 				   l->remote_gpu >= 0);
 			ll_out_string(o, "remote_busid", l->remote_busid ? " %s" : NULL, l->remote_busid);
@@ -152,9 +165,8 @@ static void print_gpus(struct ll_out *o, const struct ll_facts *f)
 
 static void print_rdma(struct ll_out *o, const struct ll_facts *f)
 {
-	ll_out_text(o, "\nRDMA devices (%zu)\n", f->n_rdma);
-	if (f->n_rdma == 0)
-		ll_out_text(o, "  none found\n");
+	print_heading(o, "netdevs_known", f->netdevs_known, "RDMA devices", f->n_rdma,
+		      "the topology has no network OS devices");
 	ll_out_open_array(o, "rdma_devices");
 	for (size_t i = 0; i < f->n_rdma; i++) {
 		const struct ll_rdma_device *d = &f->rdma[i];
@@ -166,7 +178,21 @@ static void print_rdma(struct ll_out *o, const struct ll_facts *f)
 		ll_out_string(o, "busid", "  %s", d->busid);
 		ll_out_string(o, "pci_id", "  %s", d->busid ? id : NULL);
 		ll_out_string(o, "model", "  %s\n", d->model);
-		ll_out_int(o, "numa_node", "      NUMA %s", d->numa_node, d->numa_node >= 0);
+		ll_out_string(o, "class", "      class %s", ll_rdma_class_name(d->rdma_class));
+		ll_out_string(o, "class_reason", ": %s\n", d->class_why);
+		ll_out_string(o, "provider", d->provider ? "      libfabric provider %s\n" : NULL, d->provider);
+		ll_out_string(o, "driver", "      driver %s", d->driver);
+		ll_out_int(o, "node_type", ", node type %s, ", d->node_type, d->node_type >= 0);
+		ll_out_int(o, "numa_node", "NUMA %s", d->numa_node, d->numa_node >= 0);
+		{
+			static const char *const access_names[] = {
+				[LL_UVERBS_UNKNOWN] = NULL, [LL_UVERBS_OK] = "ok", [LL_UVERBS_MISSING] = "missing",
+				[LL_UVERBS_DENIED] = "denied",
+			};
+
+			ll_out_string(o, "uverbs", ", uverbs %s", d->uverbs && !*d->uverbs ? "none" : d->uverbs);
+			ll_out_string(o, "uverbs_access", " (%s)", access_names[d->uverbs_access]);
+		}
 		ll_out_string(o, "node_guid", ", node GUID %s", d->node_guid);
 		ll_out_text(o, ", netdevs");
 		ll_out_open_array(o, "netdevs");
@@ -212,7 +238,10 @@ static void print_rdma(struct ll_out *o, const struct ll_facts *f)
 
 static void print_netifs(struct ll_out *o, const struct ll_facts *f)
 {
-	ll_out_text(o, "\nInterfaces (%zu)\n", f->n_netifs);
+	if (f->netdevs_known)
+		ll_out_text(o, "\nInterfaces (%zu)\n", f->n_netifs);
+	else
+		ll_out_text(o, "\nInterfaces: unknown\n");
 	ll_out_open_array(o, "interfaces");
 	for (size_t i = 0; i < f->n_netifs; i++) {
 		const struct ll_netif *n = &f->netifs[i];
@@ -231,6 +260,9 @@ static void print_netifs(struct ll_out *o, const struct ll_facts *f)
 		ll_out_string(o, "mac", "\n      mac %s", n->mac);
 		ll_out_string(o, "busid", n->busid ? "  pci %s" : NULL, n->busid);
 		ll_out_string(o, "rdma_device", n->rdma_device ? "  rdma %s" : NULL, n->rdma_device);
+		ll_out_bool(o, "slingshot", NULL, n->slingshot);
+		if (n->slingshot)
+			ll_out_text(o, "  HPE Slingshot");
 		ll_out_int(o, "numa_node", n->numa_node >= 0 ? "  NUMA %s" : NULL, n->numa_node, n->numa_node >= 0);
 		ll_out_text(o, "\n");
 		if (n->addrs_known) {
@@ -253,11 +285,34 @@ static void print_netifs(struct ll_out *o, const struct ll_facts *f)
 	ll_out_close_array(o);
 }
 
+static void print_net_plugins(struct ll_out *o, const struct ll_facts *f)
+{
+	ll_out_open_object(o, "nccl_net_plugins");
+	ll_out_bool(o, "known", "\nNCCL net plugins: %s", f->net_plugins_known);
+	ll_out_text(o, f->net_plugins_known ? " (searched on the library path)\n" : " (not searched)\n");
+	ll_out_open_array(o, "on_path");
+	for (size_t i = 0; i < f->n_net_plugins; i++) {
+		ll_out_string(o, NULL, "  %s", f->net_plugins[i]);
+		ll_out_text(o, "%s\n", ll_facts_net_plugin_is_ofi(f, i) ? "  (aws-ofi-nccl)" : "");
+	}
+	ll_out_close_array(o);
+	ll_out_open_array(o, "off_path");
+	for (size_t i = 0; i < f->n_net_plugins_off_path; i++)
+		ll_out_string(o, NULL, "  %s (not on the library path)\n", f->net_plugins_off_path[i]);
+	ll_out_close_array(o);
+	if (f->net_plugins_known && !f->n_net_plugins && !f->n_net_plugins_off_path)
+		ll_out_text(o, "  none\n");
+	ll_out_close_object(o);
+}
+
 static void print_gdr(struct ll_out *o, const struct ll_facts *f)
 {
 	ll_out_open_object(o, "gdr");
 	ll_out_bool(o, "ready", "\nGPUDirect RDMA: %s", f->gdr_ready);
 	ll_out_string(o, "module", f->gdr_module ? " (%s)" : NULL, f->gdr_module);
+	ll_out_bool(o, "dmabuf", "; DMA-BUF %s", f->dmabuf);
+	ll_out_string(o, "kernel", " (kernel %s", f->kernel_release);
+	ll_out_bool(o, "nvidia_open_module", ", NVIDIA open module %s)", f->nvidia_open_module);
 	ll_out_text(o, "\n");
 	ll_out_close_object(o);
 }
@@ -307,54 +362,31 @@ static void print_matrix(struct ll_out *o, const struct ll_facts *f)
 			       "  SYS  = across the link between NUMA nodes (QPI/UPI/Infinity Fabric)\n");
 }
 
-/* The inter-node transport NCCL would find: RDMA when a port is ACTIVE. */
-static const char *network_kind(const struct ll_facts *f)
-{
-	bool ib = false, roce = false, rdma = false;
-
-	for (size_t i = 0; i < f->n_rdma; i++)
-		for (size_t k = 0; k < f->rdma[i].n_ports; k++) {
-			const struct ll_rdma_port *p = &f->rdma[i].ports[k];
-
-			if (p->state != LL_PORT_ACTIVE)
-				continue;
-			ib |= p->link_layer == LL_LINK_LAYER_INFINIBAND;
-			roce |= p->link_layer == LL_LINK_LAYER_ETHERNET;
-			rdma |= p->link_layer == LL_LINK_LAYER_UNKNOWN;
-		}
-	return ib ? "infiniband" : roce ? "roce" : rdma ? "rdma" : "socket";
-}
-
+/* The planner's verdict on the facts alone: the one place that decides what the
+ * network is and how large the GPU domain is (probe must not judge differently). */
 static void print_parallelism(struct ll_out *o, const struct ll_facts *f)
 {
-	int domain = ll_facts_nvlink_domain(f);
-	const char *net = network_kind(f);
-	_cleanup_free_ char *intra = NULL, *inter = NULL;
+	_cleanup_(ll_plan_freep) struct ll_plan *plan = NULL;
+	const char *net, *dom;
+	struct ll_buf summary;
 
-	if (f->n_gpus == 0)
-		intra = ll_strdup("no GPUs: only CPU (gloo) training runs here");
-	else if (domain > 1)
-		intra = ll_asprintf("tensor and pipeline parallel inside the NVLink domain (up to %d GPUs)", domain);
-	else if (f->n_gpus > 1)
-		intra = ll_strdup("no NVLink known: GPUs talk over PCIe, keep tensor parallel small");
-	else
-		intra = ll_strdup("one GPU: no intra-node model parallelism");
-	if (strcmp(net, "socket") == 0)
-		inter = ll_strdup("data parallel across nodes over TCP sockets: no active RDMA port, expect low bandwidth");
-	else
-		inter = ll_asprintf("data parallel across nodes over %s", strcmp(net, "infiniband") == 0 ? "InfiniBand"
-									 : strcmp(net, "roce") == 0 ? "RoCE"
-												     : "RDMA");
-
+	if (ll_plan_from_facts(f, &plan) < 0)
+		return;
+	net = ll_plan_value(plan, "LLMLAUNCH_NET");
+	dom = ll_plan_value(plan, "LLMLAUNCH_NVLINK_DOMAIN");
+	ll_buf_init(&summary);
+	ll_plan_summary(plan, &summary);
 	ll_out_text(o, "\nParallelism\n");
 	ll_out_open_object(o, "parallelism");
-	ll_out_int(o, "nvlink_domain", "  NVLink domain: %s GPU(s)\n", domain, true);
-	ll_out_string(o, "network", "  network: %s\n", net);
+	ll_out_int(o, "nvlink_domain", dom ? "  NVLink domain: %s GPU(s)\n" : "  NVLink domain: %s\n", dom ? atoi(dom) : 0,
+		   dom != NULL);
+	/* The names probe's JSON has always used for the planner's LLMLAUNCH_NET. */
+	ll_out_string(o, "network", "  network: %s\n", ll_streq(net, "ib") ? "infiniband" : net ? net : "unknown");
 	ll_out_open_array(o, "guidance");
-	ll_out_string(o, NULL, "  %s\n", intra);
-	ll_out_string(o, NULL, "  %s\n", inter);
+	ll_out_string(o, NULL, "  %s\n", summary.s);
 	ll_out_close_array(o);
 	ll_out_close_object(o);
+	ll_buf_release(&summary);
 }
 
 static int print_facts(const struct ll_facts *f, bool json)
@@ -366,6 +398,7 @@ static int print_facts(const struct ll_facts *f, bool json)
 	print_gpus(o, f);
 	print_rdma(o, f);
 	print_netifs(o, f);
+	print_net_plugins(o, f);
 	print_gdr(o, f);
 	print_matrix(o, f);
 	print_parallelism(o, f);

@@ -45,6 +45,9 @@ const struct ll_torchrun_arg *run_user_arg(const struct run_options *o, const ch
 /* The script exists (a module, or a --no-python program found on PATH, is taken on
  * trust); a missing one that looks like a mistyped command gets a hint. */
 int run_check_script(const struct run_options *o, struct ll_error *err);
+/* The plan has no lint that says the job cannot work (a locked-memory limit RDMA
+ * registration cannot live with): else -EPERM, with that lint as the message. */
+int run_check_plan(const struct ll_plan *plan, struct ll_error *err);
 /* Find an interpreter as execvp would; *ret malloc'ed. */
 int run_find_program(const char *name, char **ret, struct ll_error *err);
 /* Start checking that `python` can import torch; the interpreter's start-up (~20 ms)

@@ -124,3 +124,17 @@ int run_check_torch(const char *python, pid_t started, struct ll_error *err)
 		ll_error_hint(err, "install PyTorch for that interpreter, or choose another with --python");
 	return -ENOENT;
 }
+
+int run_check_plan(const struct ll_plan *plan, struct ll_error *err)
+{
+	for (size_t i = 0; i < plan->n_lints; i++) {
+		const struct ll_lint *l = &plan->lints[i];
+
+		if (!l->blocking)
+			continue;
+		ll_error_set(err, -EPERM, "%s%s%s", l->variable ? l->variable : "", l->variable ? ": " : "", l->message);
+		ll_error_hint(err, "nothing was started; 'llmlaunch explain' shows the whole plan");
+		return -EPERM;
+	}
+	return 0;
+}

@@ -68,12 +68,13 @@ static int print_dry_run(const struct ll_launch *l, bool json)
 	return ll_out_finish(out);
 }
 
-static void print_warnings(const struct ll_plan *plan, const struct ll_launch *l)
+/* A blocking lint of a real launch is the error run_check_plan() reports instead. */
+static void print_warnings(const struct ll_plan *plan, const struct ll_launch *l, bool dry_run)
 {
 	for (size_t i = 0; i < plan->n_lints; i++) {
 		const struct ll_lint *lt = &plan->lints[i];
 
-		if (lt->level == LL_LINT_INFO)
+		if (lt->level == LL_LINT_INFO || (lt->blocking && !dry_run))
 			continue;
 		if (lt->variable)
 			ll_warnf("%s: %s", lt->variable, lt->message);
@@ -268,13 +269,18 @@ int cmd_run(int argc, char **argv, struct ll_ctx *ctx)
 			free(LL_TAKE(nccldir));
 		}
 	}
-	print_warnings(plan, launch);
+	print_warnings(plan, launch, o.dry_run);
 
 	if (o.dry_run) {
 		status = print_dry_run(launch, o.json) < 0 ? LL_EXIT_FAILURE : LL_EXIT_OK;
 		goto out;
 	}
 
+	/* The plumbing the workers cannot live without (their inherited limits):
+	 * stop here, before a job that can only crash in NCCL's init. */
+	r = run_check_plan(plan, &err);
+	if (r < 0)
+		goto fail_dir;
 	if (early_check > 0 && strcmp(early_python, python) != 0)
 		run_torch_check_cancel(&early_check);
 	r = run_check_torch(python, early_check, &err);

@@ -84,6 +84,8 @@ int ll_ctx_facts(struct ll_ctx *ctx, const struct ll_facts **ret, struct ll_erro
 		 * are then unknown and the user should hear why. */
 		if (!ctx->probe.topology_file && report.nvml_warning)
 			ll_warnf("%s", report.nvml_warning);
+		if (!ctx->probe.topology_file && report.rsmi_warning)
+			ll_warnf("%s", report.rsmi_warning);
 		/* Why a probe was slow (or a cache ignored) is a question for
 		 * debugging, not for every run. */
 		if (report.cache_status && debug && *debug && strcmp(debug, "0") != 0)

@@ -3,8 +3,12 @@
 #include <errno.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "llmlaunch/agree.h"
+#include "llmlaunch/env.h"
+#include "llmlaunch/file.h"
+#include "llmlaunch/nccl-conf.h"
 #include "llmlaunch/plan-cmd.h"
 #include "llmlaunch/torchrun-options.h"
 
@@ -131,10 +135,49 @@ void ll_plan_cmd_options_release(struct ll_plan_cmd_options *o)
 	o->n_sets = 0;
 }
 
+/* The limits the workers inherit from this process: RLIMIT_MEMLOCK, and whether
+ * CAP_IPC_LOCK (bit 14 of the effective set) lifts it for RDMA pinning. */
+static void process_limits(struct ll_process_limits *ret)
+{
+	_cleanup_free_ char *status = NULL;
+	struct rlimit rl;
+	const char *cap;
+
+	if (getrlimit(RLIMIT_MEMLOCK, &rl) < 0)
+		return;
+	ret->known = true;
+	ret->memlock_unlimited = rl.rlim_cur == RLIM_INFINITY;
+	ret->memlock_bytes = ret->memlock_unlimited ? 0 : (unsigned long long)rl.rlim_cur;
+	ret->ipc_lock = LL_UNKNOWN;
+	if (ll_read_file("/proc/self/status", 1 << 16, &status) == 0 && (cap = strstr(status, "\nCapEff:"))) {
+		unsigned long long eff = strtoull(cap + 8, NULL, 16);
+
+		ret->ipc_lock = eff & (1ULL << 14) ? LL_YES : LL_NO;
+	}
+}
+
+/* NCCL_CONF_FILE from the highest layer that sets it. */
+static const char *conf_file_value(const struct ll_plan_cmd_options *o, char *const *environ_,
+				   const struct ll_assignment *profile, size_t n_profile)
+{
+	const char *v = NULL;
+
+	for (size_t i = 0; i < n_profile; i++)
+		if (strcmp(profile[i].name, "NCCL_CONF_FILE") == 0 && !ll_streq(profile[i].value, "auto"))
+			v = profile[i].value;
+	if (ll_env_get(ll_env_or_process(environ_), "NCCL_CONF_FILE"))
+		v = ll_env_get(ll_env_or_process(environ_), "NCCL_CONF_FILE");
+	for (size_t i = 0; i < o->n_sets; i++)
+		if (strcmp(o->sets[i].name, "NCCL_CONF_FILE") == 0)
+			v = o->sets[i].value;
+	return v;
+}
+
 int ll_ctx_plan(struct ll_ctx *ctx, const struct ll_plan_cmd_options *o, char *const *environ_,
 		struct ll_plan **ret, struct ll_profile_set **ret_profiles, struct ll_error *err)
 {
 	_cleanup_(ll_profile_set_freep) struct ll_profile_set *set = NULL;
+	struct ll_nccl_conf conf = { 0 };
 	const struct ll_facts *facts;
 	struct ll_plan_input in = {
 		.environ = environ_,
@@ -157,7 +200,21 @@ int ll_ctx_plan(struct ll_ctx *ctx, const struct ll_plan_cmd_options *o, char *c
 	if (r < 0)
 		return r;
 	ll_profile_set_assignments(set, &in.profile, &in.n_profile);
+	/* NCCL's own files, read as NCCL will read them on this node: NCCL_CONF_FILE as
+	 * the workers will have it (--set, the environment, a profile), HOME's
+	 * .nccl.conf, and /etc/nccl.conf unless the facts are another machine's. */
+	{
+		const char *conf_file = conf_file_value(o, environ_, in.profile, in.n_profile);
+
+		ll_nccl_conf_load(&conf, conf_file, ll_env_get(ll_env_or_process(environ_), "HOME"),
+				  ctx->probe.fsroot, !ctx->probe.topology_file);
+		in.nccl_conf = conf.entries;
+		in.n_nccl_conf = conf.n_entries;
+		in.nccl_conf_unreadable = conf.unreadable;
+	}
+	process_limits(&in.limits);
 	r = ll_plan_build(&in, ret, err);
+	ll_nccl_conf_release(&conf);
 	if (r < 0)
 		return r;
 	if (ret_profiles)

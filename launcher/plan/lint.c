@@ -2,6 +2,7 @@
  * match more or other devices than meant, settings that contradict the node, and
  * debugging switches left on. The planner's own values are right by construction
  * and are not linted. */
+#include <stdio.h>
 #include <string.h>
 
 #include "plan-internal.h"
@@ -98,6 +99,18 @@ static void lint_device_list(struct plan_state *s, const char *var, const char *
 		} else if (!exists && others.len && !exclude) {
 			plan_lint(s, LL_LINT_INFO, var, "prefix '%s' selects %s", tok, others.s);
 		}
+		if (exists && with_ports && !exclude) {
+			const struct ll_rdma_device *d = ll_facts_rdma(f, tok);
+
+			/* Named on purpose: a software device is the user's choice (soft-RoCE
+			 * on request); a plugin-only or unusable one is a mistake. */
+			if (d && d->rdma_class == LL_RDMA_CLASS_SOFTWARE)
+				plan_lint(s, LL_LINT_INFO, var, "'%s' is %s; used because %s names it", tok,
+					  d->class_why, var);
+			else if (d && (d->rdma_class == LL_RDMA_CLASS_PLUGIN || d->rdma_class == LL_RDMA_CLASS_UNUSABLE))
+				plan_lint(s, LL_LINT_WARNING, var, "'%s' is not a device NCCL's IB transport drives: %s",
+					  tok, d->class_why);
+		}
 		if (exists && port > 0 && with_ports) {
 			const struct ll_rdma_device *d = ll_facts_rdma(f, tok);
 			bool has = false;
@@ -141,9 +154,9 @@ static void lint_gdr_level(struct plan_state *s)
 			return;
 		}
 	}
-	if (s->f->gdr_ready == LL_NO) {
+	if (ll_facts_gdr_usable(s->f) == LL_NO) {
 		plan_lint(s, LL_LINT_WARNING, "NCCL_NET_GDR_LEVEL",
-			  "set to %s but GPUDirect RDMA is not ready (nvidia_peermem not loaded)", v);
+			  "set to %s but GPUDirect RDMA is not ready (nvidia_peermem not loaded, DMA-BUF not usable)", v);
 		return;
 	}
 	if (s->net.gdr_needed == LL_PATH_UNKNOWN)
@@ -190,6 +203,111 @@ static void lint_debug(struct plan_state *s)
 		plan_lint(s, LL_LINT_INFO, "NCCL_TOPO_DUMP_FILE", "NCCL writes its topology on every start");
 }
 
+static void size_text(unsigned long long bytes, char *buf, size_t n)
+{
+	if (bytes >= (1ULL << 30) && bytes % (1ULL << 30) == 0)
+		snprintf(buf, n, "%llu GiB", bytes >> 30);
+	else if (bytes >= (1ULL << 20) && bytes % (1ULL << 20) == 0)
+		snprintf(buf, n, "%llu MiB", bytes >> 20);
+	else if (bytes >= 1024 && bytes % 1024 == 0)
+		snprintf(buf, n, "%llu KiB", bytes >> 10);
+	else
+		snprintf(buf, n, "%llu bytes", bytes);
+}
+
+/* The plumbing RDMA needs below NCCL, checked where RDMA is planned: the pinned
+ * memory the workers may register, the devices user space opens, and the way
+ * GPU memory reaches the NIC. Each message says the fix. */
+static void lint_plumbing(struct plan_state *s)
+{
+	const struct ll_facts *f = s->f;
+	const struct plan_net *net = &s->net;
+	const struct ll_process_limits *lim = &s->in->limits;
+	bool plugin = net->plugin_fabric && net->plugin_installed == LL_YES;
+	struct ll_buf none, missing, denied;
+
+	if (net->n_chosen == 0 && !plugin)
+		return;
+	/* ib_umem_get() pins registered memory against RLIMIT_MEMLOCK unless the process
+	 * has CAP_IPC_LOCK; NCCL registers its buffers (NCCL docs,
+	 * troubleshooting/networking_troubleshooting.rst: "Call to ibv_reg_mr failed",
+	 * memlock unlimited; runtime_and_mpi_issues.rst: docker --ulimit memlock=-1). */
+	if (lim->known && !lim->memlock_unlimited && lim->ipc_lock != LL_YES) {
+		char size[48];
+		bool tiny = lim->memlock_bytes < (1ULL << 30);
+		struct ll_lint *l;
+
+		size_text(lim->memlock_bytes, size, sizeof(size));
+		plan_lint(s, tiny ? LL_LINT_ERROR : LL_LINT_WARNING, "RLIMIT_MEMLOCK",
+			  "the locked-memory limit is %s (ulimit -l %llu) and this process lacks CAP_IPC_LOCK: "
+			  "%s; raise it to unlimited: '* soft memlock unlimited' and '* hard memlock unlimited' in "
+			  "/etc/security/limits.conf (then log in again), 'docker run --ulimit memlock=-1', or "
+			  "LimitMEMLOCK=infinity in slurmd's systemd unit",
+			  size, lim->memlock_bytes >> 10,
+			  tiny ? "NCCL's RDMA memory registration will fail ('NCCL WARN Call to ibv_reg_mr failed')"
+			       : "large jobs may fail to register NCCL's buffers (ibv_reg_mr)");
+		l = &s->p->lints[s->p->n_lints - 1];
+		l->blocking = tiny;
+	} else if (lim->known && !lim->memlock_unlimited && lim->memlock_bytes < (1ULL << 30)) {
+		char size[48];
+
+		size_text(lim->memlock_bytes, size, sizeof(size));
+		plan_lint(s, LL_LINT_INFO, "RLIMIT_MEMLOCK",
+			  "the locked-memory limit is %s (ulimit -l %llu), which would stop RDMA memory registration, "
+			  "but this process has CAP_IPC_LOCK: workers started as another user would fail",
+			  size, lim->memlock_bytes >> 10);
+	}
+	ll_buf_init(&none);
+	ll_buf_init(&missing);
+	ll_buf_init(&denied);
+	for (size_t d = 0; d < f->n_rdma; d++) {
+		const struct ll_rdma_device *dev = &f->rdma[d];
+		bool used = dev->rdma_class == LL_RDMA_CLASS_PLUGIN && plugin;
+
+		for (size_t i = 0; !used && i < net->n_chosen; i++)
+			used = net->chosen_dev[i] == d;
+		if (!used)
+			continue;
+		if (dev->uverbs && !*dev->uverbs)
+			ll_buf_addf(&none, "%s%s", none.len ? ", " : "", dev->name);
+		else if (dev->uverbs_access == LL_UVERBS_MISSING)
+			ll_buf_addf(&missing, "%s/dev/infiniband/%s (%s)", missing.len ? ", " : "", dev->uverbs, dev->name);
+		else if (dev->uverbs_access == LL_UVERBS_DENIED)
+			ll_buf_addf(&denied, "%s/dev/infiniband/%s (%s)", denied.len ? ", " : "", dev->uverbs, dev->name);
+	}
+	/* rdma-core opens /dev/infiniband/uverbsN (libibverbs/init.c); without it NCCL
+	 * sees no device and uses TCP sockets. */
+	if (none.len)
+		plan_lint(s, LL_LINT_WARNING, "NCCL_IB_HCA",
+			  "%s: no user-space verbs device (the kernel module ib_uverbs is not loaded): NCCL finds no "
+			  "RDMA device and uses TCP sockets; load it: modprobe ib_uverbs",
+			  none.s);
+	if (missing.len)
+		plan_lint(s, LL_LINT_WARNING, "NCCL_IB_HCA",
+			  "%s missing: a container without the RDMA devices; NCCL finds none and uses TCP sockets; "
+			  "pass them in: docker run --device=/dev/infiniband (or each uverbs device), or an RDMA "
+			  "device plugin on Kubernetes",
+			  missing.s);
+	if (denied.len)
+		plan_lint(s, LL_LINT_WARNING, "NCCL_IB_HCA",
+			  "%s not readable and writable by this user: NCCL cannot open the device and uses TCP "
+			  "sockets; give the user the device's group (often 'rdma') or fix its udev rule",
+			  denied.s);
+	ll_buf_release(&none);
+	ll_buf_release(&missing);
+	ll_buf_release(&denied);
+
+	/* NCCL docs, troubleshooting/gpu_troubleshooting.rst: GPUDirect RDMA needs
+	 * nvidia-peermem, or DMA-BUF with the open driver. */
+	if (s->n_gpus > 0 && ll_facts_gdr_usable(f) == LL_NO)
+		plan_lint(s, LL_LINT_WARNING, "NCCL_NET_GDR_LEVEL",
+			  "GPUDirect RDMA is off: nvidia_peermem is not loaded and DMA-BUF is not usable (%s): NCCL "
+			  "copies every transfer through host memory; load the module: sudo modprobe nvidia-peermem",
+			  f->nvidia_open_module == LL_NO ? "NVIDIA's proprietary kernel module exports no DMA-BUF"
+			  : f->dmabuf == LL_NO	       ? "it needs Linux 5.12 or later"
+							: "DMA-BUF not usable");
+}
+
 void plan_lint_all(struct plan_state *s)
 {
 	const char *v;
@@ -206,4 +324,5 @@ void plan_lint_all(struct plan_state *s)
 			  s->net.active_ib_ports, s->net.active_ib_ports == 1 ? " is" : "s are");
 	lint_gdr_level(s);
 	lint_debug(s);
+	lint_plumbing(s);
 }

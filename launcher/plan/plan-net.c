@@ -61,22 +61,34 @@ static const char *netif_unusable(const struct ll_netif *n)
 	return NULL;
 }
 
-/* Lower is better: physical Ethernet, then bonds and VLANs, then IPoIB, then the
- * rest; an interface with only IPv6 comes after every one with IPv4. */
+/* Lower is better: the high-speed fabric's own interfaces (Slingshot's hsn/hsi:
+ * HPE points NCCL's sockets at them, shs-ccl-docs), then physical Ethernet, then
+ * bonds and VLANs, then IPoIB, then the rest; an interface with only IPv6 comes
+ * after every one with IPv4. Among equals the faster (known speeds) wins, so a
+ * 100G port beats the 1G management port. */
 static int netif_rank(const struct ll_netif *n)
 {
 	int r;
 
-	switch (netif_kind(n)) {
-	case LL_NETIF_ETHERNET: r = 0; break;
+	if (n->slingshot)
+		r = 0;
+	else switch (netif_kind(n)) {
+	case LL_NETIF_ETHERNET: r = 1; break;
 	case LL_NETIF_BOND:
-	case LL_NETIF_VLAN: r = 1; break;
-	case LL_NETIF_INFINIBAND: r = 2; break;
-	default: r = 3; break;
+	case LL_NETIF_VLAN: r = 2; break;
+	case LL_NETIF_INFINIBAND: r = 3; break;
+	default: r = 4; break;
 	}
 	if (n->addrs_known && !first_v4(n))
-		r += 4;
+		r += 5;
 	return r;
+}
+
+static bool netif_better(const struct ll_netif *n, int rank, const struct ll_netif *best, int best_rank)
+{
+	if (!best || rank != best_rank)
+		return !best || rank < best_rank;
+	return n->speed_mbps > 0 && best->speed_mbps > 0 && n->speed_mbps > best->speed_mbps;
 }
 
 static const char *kind_text(enum ll_netif_kind k)
@@ -123,7 +135,7 @@ static void decide_socket_if(struct plan_state *s)
 				fallback = n;
 			continue;
 		}
-		if (!best || netif_rank(n) < best_rank) {
+		if (netif_better(n, netif_rank(n), best, best_rank)) {
 			best = n;
 			best_rank = netif_rank(n);
 		}
@@ -132,17 +144,21 @@ static void decide_socket_if(struct plan_state *s)
 	if (best) {
 		const char *v4 = first_v4(best);
 
-		ll_buf_addf(&why, "%s: %s interface%s", best->name, kind_text(netif_kind(best)),
+		ll_buf_addf(&why, "%s: %s%s interface%s", best->name, best->slingshot ? "HPE Slingshot " : "",
+			    kind_text(netif_kind(best)),
 			    best->kind_inferred && netif_kind(best) == LL_NETIF_ETHERNET
 				    ? " (kind inferred from its 6-byte MAC address)"
 				    : "");
+		if (best->speed_mbps > 0)
+			ll_buf_addf(&why, " of %g Gb/s", best->speed_mbps / 1000.0);
 		if (!best->addrs_known)
 			ll_buf_addf(&why, ", %saddresses unknown", best->operstate ? "" : "state and ");
 		else if (v4)
 			ll_buf_addf(&why, " with IPv4 %s", v4);
 		else
 			ll_buf_add(&why, " with IPv6 only");
-		ll_buf_add(&why, ", chosen by kind then name");
+		ll_buf_add(&why, best->slingshot ? ", the fabric's own interface before any other"
+						  : ", chosen by kind, speed, then name");
 	} else if (fallback && s->p->nnodes == 1) {
 		best = fallback;
 		ll_buf_addf(&why, "%s: only %s interfaces are usable, which is fine on a single node", best->name,
@@ -155,10 +171,11 @@ static void decide_socket_if(struct plan_state *s)
 		nccl = ll_asprintf("=%s", best->name);
 		plan_decide(s, "NCCL_SOCKET_IFNAME", nccl, LL_SOURCE_PROBE, true, "%s", why.s);
 		plan_decide(s, "GLOO_SOCKET_IFNAME", best->name, LL_SOURCE_PROBE, true, "same interface as NCCL");
-	} else if (f->n_netifs == 0) {
-		plan_decide(s, "NCCL_SOCKET_IFNAME", NULL, LL_SOURCE_PROBE, true,
-			    "no network interface known (snapshot without I/O?): NCCL chooses at run time");
-		plan_decide(s, "GLOO_SOCKET_IFNAME", NULL, LL_SOURCE_PROBE, true, "no network interface known");
+	} else if (!f->netdevs_known || f->n_netifs == 0) {
+		plan_decide(s, "NCCL_SOCKET_IFNAME", NULL, LL_SOURCE_PROBE, true, "%s: NCCL chooses at run time",
+			    f->netdevs_known ? "no network interface known" : LL_PLAN_NETDEVS_UNKNOWN);
+		plan_decide(s, "GLOO_SOCKET_IFNAME", NULL, LL_SOURCE_PROBE, true,
+			    f->netdevs_known ? "no network interface known" : "network interfaces unknown");
 	} else {
 		plan_decide(s, "NCCL_SOCKET_IFNAME", NULL, LL_SOURCE_PROBE, true, "no usable interface: %s", why.s);
 		plan_decide(s, "GLOO_SOCKET_IFNAME", NULL, LL_SOURCE_PROBE, true, "no usable interface");
@@ -180,21 +197,113 @@ struct port_eval {
 	char *excluded;   /* why it is left out, NULL while a candidate */
 };
 
-/* RDMA devices NCCL's own IB transport does not drive. */
+/* Why NCCL's own IB transport leaves a device alone, or NULL when it drives it: the
+ * class the facts decided (ll_rdma_classify, probe/facts-net.c), never the name. */
 static const char *device_unsuitable(const struct ll_rdma_device *d)
 {
-	static const struct { const char *prefix, *why; } names[] = {
-		{ "rxe", "software RoCE" },
-		{ "siw", "software iWARP" },
-		{ "scif", "Intel MIC bridge, not a network" },
-		{ "usnic", "Cisco usNIC, not a verbs device NCCL uses" },
-		{ "efa", "AWS EFA, used through the aws-ofi-nccl plugin" },
-	};
+	if (d->rdma_class == LL_RDMA_CLASS_VERBS)
+		return NULL;
+	return d->class_why ? d->class_why : "what drives it is unknown";
+}
 
-	for (size_t i = 0; i < LL_ARRAY_SIZE(names); i++)
-		if (ll_startswith(d->name, names[i].prefix))
-			return names[i].why;
-	return NULL;
+/* The fabric NCCL reaches only through aws-ofi-nccl (EFA devices, Slingshot NICs),
+ * and whether that plugin is where NCCL's dlopen() finds it. Looked at only when no
+ * verbs port serves: the IB transport wins wherever it has a device. */
+static void find_plugin_fabric(struct plan_state *s)
+{
+	const struct ll_facts *f = s->f;
+	struct plan_net *net = &s->net;
+	struct ll_buf names;
+	double gbps = 0;
+	bool rate_known = true;
+	int first_default = -1;
+
+	ll_buf_init(&names);
+	net->plugin_index = -1;
+	net->plugin_gbps = -1;
+	for (size_t d = 0; d < f->n_rdma; d++) {
+		const struct ll_rdma_device *dev = &f->rdma[d];
+		bool any = false;
+
+		if (dev->rdma_class != LL_RDMA_CLASS_PLUGIN || !dev->provider)
+			continue;
+		for (size_t p = 0; p < dev->n_ports; p++) {
+			const struct ll_rdma_port *port = &dev->ports[p];
+
+			if (port->state != LL_PORT_ACTIVE && port->state != LL_PORT_ACTIVE_DEFER &&
+			    port->state != LL_PORT_STATE_UNKNOWN)
+				continue;
+			any = true;
+			if (port->rate_gbps < 0)
+				rate_known = false;
+			else
+				gbps += port->rate_gbps;
+		}
+		if (!any || (net->plugin_fabric && strcmp(net->plugin_fabric, dev->provider) != 0))
+			continue;
+		net->plugin_fabric = dev->provider;
+		ll_buf_addf(&names, "%s%s", names.len ? ", " : "", dev->name);
+	}
+	for (size_t i = 0; !net->plugin_fabric && i < f->n_netifs; i++)
+		if (f->netifs[i].slingshot && f->netifs[i].up != LL_NO)
+			net->plugin_fabric = "cxi";
+	for (size_t i = 0; net->plugin_fabric && strcmp(net->plugin_fabric, "cxi") == 0 && i < f->n_netifs; i++) {
+		const struct ll_netif *n = &f->netifs[i];
+
+		if (!n->slingshot || n->up == LL_NO)
+			continue;
+		ll_buf_addf(&names, "%s%s", names.len ? ", " : "", n->name);
+		if (n->speed_mbps < 0)
+			rate_known = false;
+		else
+			gbps += n->speed_mbps / 1000.0;
+	}
+	if (!net->plugin_fabric) {
+		ll_buf_release(&names);
+		return;
+	}
+	net->plugin_devices = ll_buf_detach(&names);
+	ll_buf_release(&names);
+	net->plugin_gbps = rate_known ? gbps : -1;
+	net->plugin_installed = f->net_plugins_known ? LL_NO : LL_UNKNOWN;
+	/* NCCL looks for libnccl-net*.so, RCCL for librccl-net*.so (ROCm/rccl src/net.cc). */
+	net->plugin_prefix = s->vendor == LL_GPU_VENDOR_AMD ? "librccl-net" : "libnccl-net";
+	for (size_t i = 0; i < f->n_net_plugins; i++) {
+		const char *slash = strrchr(f->net_plugins[i], '/');
+		const char *base = slash ? slash + 1 : f->net_plugins[i];
+		size_t plen = strlen(net->plugin_prefix);
+
+		if (strncmp(base, net->plugin_prefix, plen) != 0)
+			continue;
+		if (first_default < 0 && strcmp(base + plen, ".so") == 0)
+			first_default = (int)i;
+		if (net->plugin_index < 0 && ll_facts_net_plugin_is_ofi(f, i))
+			net->plugin_index = (int)i;
+	}
+	if (net->plugin_index >= 0) {
+		net->plugin_installed = LL_YES;
+		/* NCCL loads the first libnccl-net.so unasked: when that is the OFI one,
+		 * nothing needs naming; another (HPC-X's) would be loaded instead, and
+		 * then the short name NCCL_NET_PLUGIN=ofi (libnccl-net-ofi.so) is best. */
+		if (first_default >= 0 && ll_facts_net_plugin_is_ofi(f, (size_t)first_default)) {
+			net->plugin_index = first_default;
+			net->plugin_is_default = true;
+		} else {
+			for (size_t i = f->n_net_plugins; i-- > 0;) {
+				const char *slash = strrchr(f->net_plugins[i], '/');
+				const char *base = slash ? slash + 1 : f->net_plugins[i];
+
+				if (ll_startswith(base, net->plugin_prefix) &&
+				    strcmp(base + strlen(net->plugin_prefix), "-ofi.so") == 0)
+					net->plugin_index = (int)i;
+			}
+		}
+	}
+}
+
+static const char *fabric_text(const char *fabric)
+{
+	return ll_streq(fabric, "efa") ? "AWS EFA" : "HPE Slingshot (CXI)";
 }
 
 /* Link layer of a port; when sysfs did not say (plain lstopo exports), infer it from
@@ -317,9 +426,24 @@ static void decide_gdr(struct plan_state *s)
 	size_t worst_gpu = 0, worst_dev = 0;
 	bool unknown = false;
 
+	if (net->n_chosen == 0 && net->plugin_fabric && net->plugin_installed == LL_YES && s->n_gpus > 0) {
+		if (strcmp(net->plugin_fabric, "cxi") != 0)
+			plan_decide(s, "NCCL_NET_GDR_LEVEL", NULL, LL_SOURCE_PROBE, true,
+				    "aws-ofi-nccl decides GPUDirect RDMA for AWS EFA");
+		else if (ll_facts_gdr_usable(f) == LL_NO)
+			plan_decide(s, "NCCL_NET_GDR_LEVEL", NULL, LL_SOURCE_PROBE, true,
+				    "GPUDirect RDMA is not ready (no peer-memory module, DMA-BUF not usable)");
+		else
+			plan_decide(s, "NCCL_NET_GDR_LEVEL", "PHB", LL_SOURCE_PROBE, true,
+				    "HPE: required for RDMA between GPUs over Slingshot (shs-ccl-docs)");
+		return;
+	}
 	if (net->n_chosen == 0 || s->n_gpus == 0) {
 		plan_decide(s, "NCCL_NET_GDR_LEVEL", NULL, LL_SOURCE_PROBE, true,
-			    net->n_chosen == 0 ? "no RDMA port in use" : "no GPUs");
+			    net->devices_unknown ? "RDMA devices unknown"
+			    : net->n_chosen == 0 ? "no RDMA port in use"
+			    : f->gpus_known	 ? "no GPUs"
+						 : "GPUs unknown");
 		return;
 	}
 	for (size_t g = 0; g < s->n_gpus; g++) {
@@ -346,11 +470,11 @@ static void decide_gdr(struct plan_state *s)
 	}
 	net->gdr_needed = unknown ? LL_PATH_UNKNOWN : needed;
 
-	if (f->gdr_ready == LL_NO) {
+	if (ll_facts_gdr_usable(f) == LL_NO) {
 		plan_decide(s, "NCCL_NET_GDR_LEVEL", NULL, LL_SOURCE_PROBE, true,
-			    "GPUDirect RDMA is not ready (neither nvidia_peermem nor nv_peer_mem is loaded): "
-			    "a level cannot make it work");
-	} else if (f->gdr_ready == LL_UNKNOWN) {
+			    "GPUDirect RDMA is not ready (neither nvidia_peermem nor nv_peer_mem is loaded, and "
+			    "DMA-BUF is not usable): a level cannot make it work");
+	} else if (ll_facts_gdr_usable(f) == LL_UNKNOWN) {
 		plan_decide(s, "NCCL_NET_GDR_LEVEL", NULL, LL_SOURCE_PROBE, true,
 			    "GPUDirect RDMA readiness unknown (no peer-memory module facts): NCCL decides");
 	} else if (net->gdr_needed == LL_PATH_UNKNOWN) {
@@ -365,7 +489,9 @@ static void decide_gdr(struct plan_state *s)
 			    "RDMA through %s",
 			    ll_path_name(level), f->gpus[worst_gpu].busid ? f->gpus[worst_gpu].busid : "?",
 			    f->rdma[worst_dev].name, ll_path_name(needed),
-			    f->gdr_module ? f->gdr_module : "a peer-memory module");
+			    f->gdr_ready == LL_YES && f->gdr_module ? f->gdr_module
+			    : f->gdr_ready == LL_YES		    ? "a peer-memory module"
+								    : "DMA-BUF (NVIDIA's open kernel module)");
 	}
 }
 
@@ -456,9 +582,17 @@ static void decide_rdma(struct plan_state *s)
 	size_t n_ev = 0, n_port;
 	int count[3] = { 0, 0, 0 }; /* by enum ll_link_layer */
 	enum ll_link_layer major;
-	bool unknown_state = false, inferred = false;
+	bool unknown_state = false, inferred = false, class_unknown = false;
 	struct ll_buf value, left, why;
 
+	if (!f->netdevs_known) {
+		/* "No RDMA device" is not a fact here: disabling IB would be a guess. */
+		net->states_unknown = net->devices_unknown = true;
+		plan_decide(s, "NCCL_IB_DISABLE", NULL, LL_SOURCE_PROBE, true, "%s: NCCL finds out at run time",
+			    LL_PLAN_NETDEVS_UNKNOWN);
+		plan_decide(s, "NCCL_IB_HCA", NULL, LL_SOURCE_PROBE, true, "RDMA devices unknown");
+		return;
+	}
 	for (size_t d = 0; d < f->n_rdma; d++) {
 		const struct ll_rdma_device *dev = &f->rdma[d];
 		const char *unsuitable = device_unsuitable(dev);
@@ -471,6 +605,10 @@ static void decide_rdma(struct plan_state *s)
 			e->port = p;
 			if (unsuitable) {
 				e->excluded = ll_strdup(unsuitable);
+				/* A device nothing can be said about may well be one NCCL drives. */
+				if (dev->rdma_class == LL_RDMA_CLASS_UNKNOWN && port->state != LL_PORT_DOWN &&
+				    port->state != LL_PORT_INIT && port->state != LL_PORT_ARMED)
+					class_unknown = true;
 			} else if (port->state == LL_PORT_STATE_UNKNOWN) {
 				e->excluded = ll_strdup("state unknown");
 				unknown_state = true;
@@ -508,9 +646,22 @@ static void decide_rdma(struct plan_state *s)
 	ll_buf_init(&why);
 	for (size_t i = 0; i < n_ev; i++) {
 		if (ev[i].excluded) {
+			/* Ports left out for one reason are listed together, the reason once
+			 * (a p4d's four EFA devices share one long explanation). */
+			bool listed = false;
+
+			for (size_t k = 0; k < i && !listed; k++)
+				listed = ev[k].excluded && strcmp(ev[k].excluded, ev[i].excluded) == 0;
+			if (listed)
+				continue;
 			if (left.len)
 				ll_buf_add(&left, ", ");
 			port_label(&left, f, &ev[i]);
+			for (size_t k = i + 1; k < n_ev; k++)
+				if (ev[k].excluded && strcmp(ev[k].excluded, ev[i].excluded) == 0) {
+					ll_buf_add(&left, ", ");
+					port_label(&left, f, &ev[k]);
+				}
 			ll_buf_addf(&left, " (%s)", ev[i].excluded);
 			continue;
 		}
@@ -524,6 +675,9 @@ static void decide_rdma(struct plan_state *s)
 	net->link_layer = major;
 	net->link_layer_inferred = inferred;
 	net->states_unknown = net->n_chosen == 0 && unknown_state;
+	net->class_unknown = net->n_chosen == 0 && class_unknown;
+	if (net->n_chosen == 0)
+		find_plugin_fabric(s);
 
 	if (net->n_chosen > 0) {
 		ll_buf_addf(&why, "%zu ACTIVE %s port%s", net->n_chosen,
@@ -536,10 +690,28 @@ static void decide_rdma(struct plan_state *s)
 			ll_buf_addf(&why, "; left out %s", left.s);
 		plan_decide(s, "NCCL_IB_DISABLE", NULL, LL_SOURCE_PROBE, true, "RDMA ports are usable");
 		plan_decide(s, "NCCL_IB_HCA", value.s, LL_SOURCE_PROBE, true, "%s", why.s);
-	} else if (net->states_unknown) {
+	} else if (net->plugin_fabric && net->plugin_installed != LL_NO) {
+		/* The fabric is there and NCCL gets to it through the plugin (or may:
+		 * whether it is installed is not recorded): the IB transport has no part. */
 		plan_decide(s, "NCCL_IB_DISABLE", NULL, LL_SOURCE_PROBE, true,
-			    "RDMA port states unknown: NCCL finds out at run time");
-		plan_decide(s, "NCCL_IB_HCA", NULL, LL_SOURCE_PROBE, true, "no port known to be ACTIVE: %s", left.s);
+			    "the network is %s through aws-ofi-nccl%s; NCCL's IB transport has no device here",
+			    fabric_text(net->plugin_fabric),
+			    net->plugin_installed == LL_UNKNOWN ? " (whether it is installed is unknown)" : "");
+		plan_decide(s, "NCCL_IB_HCA", NULL, LL_SOURCE_PROBE, true, "%s: never NCCL_IB_HCA: %s",
+			    net->plugin_devices, left.len ? left.s : fabric_text(net->plugin_fabric));
+	} else if (net->states_unknown || net->class_unknown) {
+		plan_decide(s, "NCCL_IB_DISABLE", NULL, LL_SOURCE_PROBE, true, "%s: NCCL finds out at run time",
+			    net->states_unknown ? "RDMA port states unknown" : "what drives some RDMA device is unknown");
+		plan_decide(s, "NCCL_IB_HCA", NULL, LL_SOURCE_PROBE, true, "no port known to be usable: %s", left.s);
+	} else if (net->plugin_fabric) {
+		/* Known to be missing: NCCL's IB transport finds nothing it can drive, and
+		 * NCCL falls back to TCP sockets; say so, and say what would fix it. */
+		plan_decide(s, "NCCL_IB_DISABLE", "1", LL_SOURCE_PROBE, true,
+			    "no device NCCL's IB transport can drive (%s); aws-ofi-nccl, which %s needs, is not "
+			    "installed: TCP sockets",
+			    left.len ? left.s : net->plugin_devices, fabric_text(net->plugin_fabric));
+		plan_decide(s, "NCCL_IB_HCA", NULL, LL_SOURCE_PROBE, true, "no usable RDMA port: %s",
+			    left.len ? left.s : net->plugin_devices);
 	} else if (f->n_rdma == 0) {
 		plan_decide(s, "NCCL_IB_DISABLE", "1", LL_SOURCE_PROBE, true, "no RDMA device on this node");
 		plan_decide(s, "NCCL_IB_HCA", NULL, LL_SOURCE_PROBE, true, "no RDMA device");
@@ -555,11 +727,103 @@ static void decide_rdma(struct plan_state *s)
 	ll_buf_release(&why);
 }
 
+/* What aws-ofi-nccl needs to be loaded and to drive the fabric, as its documents
+ * and the fabric's vendor state it. */
+static void decide_plugin(struct plan_state *s)
+{
+	const struct ll_facts *f = s->f;
+	const struct plan_net *net = &s->net;
+	const char *slurm_net;
+
+	if (!net->plugin_fabric)
+		return;
+	if (net->plugin_installed == LL_NO) {
+		struct ll_buf off;
+
+		ll_buf_init(&off);
+		for (size_t i = 0; i < f->n_net_plugins_off_path; i++)
+			ll_buf_addf(&off, "%s%s", off.len ? ", " : "", f->net_plugins_off_path[i]);
+		plan_lint(s, LL_LINT_WARNING, "NCCL_NET_PLUGIN",
+			  "%s: %s, which NCCL's IB transport cannot drive; NCCL needs the aws-ofi-nccl net plugin "
+			  "(%s.so, with libfabric's %s provider), which is not on the library path%s%s%s; "
+			  "without it this job's traffic between nodes uses TCP sockets%s%s",
+			  net->plugin_devices, fabric_text(net->plugin_fabric), net->plugin_prefix, net->plugin_fabric,
+			  off.len ? " (installed as " : "", off.len ? off.s : "",
+			  off.len ? ": add its directory to LD_LIBRARY_PATH)" : "",
+			  net->socket_if ? " over " : "", net->socket_if ? net->socket_if->name : "");
+		ll_buf_release(&off);
+		return;
+	}
+	if (net->plugin_installed == LL_UNKNOWN) {
+		plan_lint(s, LL_LINT_INFO, "NCCL_NET_PLUGIN",
+			  "%s: %s, reached only through the aws-ofi-nccl net plugin; whether it is installed is not "
+			  "recorded here: without it NCCL uses TCP sockets",
+			  net->plugin_devices, fabric_text(net->plugin_fabric));
+		return;
+	}
+	{
+		const char *path = f->net_plugins[net->plugin_index], *slash = strrchr(path, '/');
+		const char *base = slash ? slash + 1 : path;
+
+		if (net->plugin_is_default)
+			plan_decide(s, "NCCL_NET_PLUGIN", NULL, LL_SOURCE_PROBE, true,
+				    "%s loads %s (aws-ofi-nccl) by itself: it is the first %s.so on the library path",
+				    s->vendor == LL_GPU_VENDOR_AMD ? "RCCL" : "NCCL", path, net->plugin_prefix);
+		else
+			plan_decide(s, "NCCL_NET_PLUGIN",
+				    strcmp(base, "libnccl-net-ofi.so") == 0 || strcmp(base, "librccl-net-ofi.so") == 0 ? "ofi"
+				    : strcmp(base, "libnccl-net-aws-ofi.so") == 0				     ? "aws-ofi"
+													     : path,
+				    LL_SOURCE_PROBE, true,
+				    "aws-ofi-nccl is %s, which NCCL loads only when NCCL_NET_PLUGIN names it "
+				    "(libnccl-net-NAME.so: NCCL src/plugin/plugin_open.cc; aws-ofi-nccl src/Makefile.am)",
+				    path);
+	}
+	if (strcmp(net->plugin_fabric, "efa") == 0) {
+		plan_decide(s, "FI_PROVIDER", "efa", LL_SOURCE_PROBE, true,
+			    "libfabric's provider for AWS EFA (aws-ofi-nccl doc/efa-env-var.md; plugins after 1.5 "
+			    "choose it themselves on EC2, the variable keeps libfabric from any other provider)");
+		return;
+	}
+	/* HPE Slingshot: HewlettPackard/shs-ccl-docs ccl_env.sh and nccl/nccl_tuning_guide.md
+	 * (rccl/rccl_tuning_guide.md for AMD GPUs). */
+	if (s->vendor == LL_GPU_VENDOR_AMD && s->n_gpus > 0)
+		plan_decide(s, "HSA_FORCE_FINE_GRAIN_PCIE", "1", LL_SOURCE_PROBE, true,
+			    "HPE for RCCL over Slingshot: peer-to-peer access with large BAR addressing "
+			    "(shs-ccl-docs rccl_tuning_guide.md)");
+	plan_decide(s, "FI_MR_CACHE_MONITOR", "userfaultfd", LL_SOURCE_PROBE, true,
+		    "HPE's setting for NCCL over Slingshot: the memory registration cache monitor (shs-ccl-docs)");
+	plan_decide(s, "FI_CXI_DISABLE_HOST_REGISTER", "1", LL_SOURCE_PROBE, true,
+		    "HPE: avoids provider allocation calls that may deadlock with CUDA (shs-ccl-docs)");
+	plan_decide(s, "FI_CXI_DEFAULT_CQ_SIZE", "131072", LL_SOURCE_PROBE, true,
+		    "HPE: completion queues large enough for large jobs (shs-ccl-docs)");
+	plan_decide(s, "FI_CXI_DEFAULT_TX_SIZE", "2048", LL_SOURCE_PROBE, true,
+		    "HPE: for jobs that depend on unexpected rendezvous messages (shs-ccl-docs)");
+	plan_decide(s, "FI_CXI_RX_MATCH_MODE", "hybrid", LL_SOURCE_PROBE, true,
+		    "HPE: software matching once the NIC's hardware resources are exhausted (shs-ccl-docs)");
+	slurm_net = plan_environ_get(s->in, "SLURM_NETWORK");
+	if (slurm_net && strstr(slurm_net, "disable_rdzv_get")) {
+		plan_decide(s, "FI_CXI_RDZV_PROTO", "alt_read", LL_SOURCE_PROBE, true,
+			    "HPE's rendezvous protocol for NCCL; the job has the driver setting it needs "
+			    "(SLURM_NETWORK=%s)", slurm_net);
+		plan_decide(s, "FI_CXI_RDZV_EAGER_SIZE", "0", LL_SOURCE_PROBE, true, "HPE, with alt_read");
+		plan_decide(s, "FI_CXI_RDZV_THRESHOLD", "0", LL_SOURCE_PROBE, true, "HPE, with alt_read");
+		plan_decide(s, "FI_CXI_RDZV_GET_MIN", "0", LL_SOURCE_PROBE, true, "HPE, with alt_read");
+	} else {
+		plan_decide(s, "FI_CXI_RDZV_PROTO", NULL, LL_SOURCE_PROBE, true,
+			    "HPE's alt_read needs the CXI driver's rdzv_get_en=0 for the job (srun "
+			    "--network=disable_rdzv_get), which SLURM_NETWORK does not show");
+	}
+	plan_decide(s, "NCCL_CROSS_NIC", "1", LL_SOURCE_PROBE, true,
+		    "HPE: rings and trees may span NICs on Slingshot (shs-ccl-docs)");
+}
+
 int plan_net_decide(struct plan_state *s, struct ll_error *err)
 {
 	(void)err;
 	decide_socket_if(s);
 	decide_rdma(s);
+	decide_plugin(s);
 	decide_gid_index(s);
 	decide_gdr(s);
 	return 0;

@@ -17,20 +17,25 @@ static int parse_count(const char *s, int *ret)
 	return 0;
 }
 
-/* One entry of CUDA_VISIBLE_DEVICES: an index in PCI order (with
- * CUDA_DEVICE_ORDER=PCI_BUS_ID) or a "GPU-..." UUID or unique UUID prefix. */
-static int visible_entry(const struct ll_facts *f, const char *e, const char **why)
+/* One entry of a visibility list: an index into the vendor's GPUs in PCI order
+ * (CUDA with CUDA_DEVICE_ORDER=PCI_BUS_ID; HIP in KFD order, which follows PCI
+ * order), or a "GPU-..." UUID or unique UUID prefix (ROCR_VISIBLE_DEVICES takes
+ * "GPU-" and AMD's unique id, ROCm docs "GPU isolation techniques"). Returns an
+ * index into facts->gpus. */
+static int visible_entry(const struct plan_state *s, const char *e, const char **why)
 {
+	const struct ll_facts *f = s->f;
+	bool amd = s->vendor == LL_GPU_VENDOR_AMD;
 	int found = -1;
 
 	if (*e && strspn(e, "0123456789") == strlen(e)) {
 		long v = strtol(e, NULL, 10);
 
-		if (v >= (long)f->n_gpus) {
+		if (v >= (long)s->n_pool) {
 			*why = "no such GPU index";
 			return -1;
 		}
-		return (int)v;
+		return s->pool[v];
 	}
 	if (ll_startswith(e, "MIG-")) {
 		*why = "MIG instance: its parent GPU is not known from the facts";
@@ -40,24 +45,27 @@ static int visible_entry(const struct ll_facts *f, const char *e, const char **w
 		*why = "neither an index nor a GPU UUID";
 		return -1;
 	}
-	for (size_t i = 0; i < f->n_gpus; i++)
-		if (f->gpus[i].uuid && ll_startswith(f->gpus[i].uuid, e)) {
-			if (found >= 0) {
-				*why = "UUID prefix matches several GPUs";
-				return -1;
-			}
-			found = (int)i;
+	for (size_t k = 0; k < s->n_pool; k++) {
+		const char *uuid = f->gpus[s->pool[k]].uuid;
+
+		if (!uuid || !(amd ? ll_startswith(uuid, e + 4) : ll_startswith(uuid, e)))
+			continue;
+		if (found >= 0) {
+			*why = "UUID prefix matches several GPUs";
+			return -1;
 		}
+		found = s->pool[k];
+	}
 	if (found < 0)
-		*why = "no GPU with this UUID (UUIDs unknown without NVML)";
+		*why = amd ? "no GPU with this unique id (unknown without ROCm SMI)"
+			   : "no GPU with this UUID (UUIDs unknown without NVML)";
 	return found;
 }
 
-/* CUDA reads the list up to the first invalid entry and ignores the rest; so do we,
- * and we say so. */
+/* CUDA (and HIP) read the list up to the first invalid entry and ignore the rest;
+ * so do we, and we say so. */
 static void parse_visible(struct plan_state *s, const char *var, const char *list)
 {
-	const struct ll_facts *f = s->f;
 	_cleanup_free_ char *copy = ll_strdup(list);
 	char *save = NULL;
 
@@ -69,36 +77,92 @@ static void parse_visible(struct plan_state *s, const char *var, const char *lis
 		while (isspace((unsigned char)*e))
 			e++;
 		ll_strstrip_end(e);
-		idx = visible_entry(f, e, &why);
+		idx = visible_entry(s, e, &why);
 		for (size_t i = 0; idx >= 0 && i < s->n_gpus; i++)
 			if (s->gpus[i] == idx) {
 				why = "listed twice";
 				idx = -1;
 			}
 		if (idx < 0) {
-			plan_lint(s, LL_LINT_ERROR, var, "entry '%s' in %s: %s; CUDA ignores it and every entry after it",
-				  e, var, why);
+			plan_lint(s, LL_LINT_ERROR, var, "entry '%s' in %s: %s; %s ignores it and every entry after it",
+				  e, var, why, s->vendor == LL_GPU_VENDOR_AMD ? "ROCm" : "CUDA");
 			break;
 		}
 		*(int *)ll_array_push(&s->gpus, &s->n_gpus, sizeof(int)) = idx;
 	}
 }
 
+/* The vendor whose GPUs the workers use: a framework build drives one (CUDA or
+ * ROCm). The one with more GPUs; a tie goes to NVIDIA. */
+static void choose_vendor(struct plan_state *s)
+{
+	const struct ll_facts *f = s->f;
+	size_t nvidia = 0, amd = 0;
+
+	for (size_t i = 0; i < f->n_gpus; i++) {
+		nvidia += f->gpus[i].vendor != LL_GPU_VENDOR_AMD;
+		amd += f->gpus[i].vendor == LL_GPU_VENDOR_AMD;
+	}
+	s->vendor = amd > nvidia ? LL_GPU_VENDOR_AMD : LL_GPU_VENDOR_NVIDIA;
+	for (size_t i = 0; i < f->n_gpus; i++)
+		if ((f->gpus[i].vendor == LL_GPU_VENDOR_AMD) == (s->vendor == LL_GPU_VENDOR_AMD))
+			*(int *)ll_array_push(&s->pool, &s->n_pool, sizeof(int)) = (int)i;
+	if (nvidia && amd)
+		plan_lint(s, LL_LINT_WARNING, s->vendor == LL_GPU_VENDOR_AMD ? "ROCR_VISIBLE_DEVICES" : "CUDA_VISIBLE_DEVICES",
+			  "GPUs of two vendors (%zu NVIDIA, %zu AMD): a PyTorch build drives one of them (CUDA or ROCm); "
+			  "planned for the %zu %s GPU%s, the others are left alone",
+			  nvidia, amd, s->n_pool, s->vendor == LL_GPU_VENDOR_AMD ? "AMD" : "NVIDIA", s->n_pool == 1 ? "" : "s");
+}
+
+/* The visibility variable of the vendor, from the highest layer: CUDA_VISIBLE_DEVICES;
+ * for AMD ROCR_VISIBLE_DEVICES (ROCm's recommendation on Linux), else HIP's own
+ * HIP_VISIBLE_DEVICES or CUDA_VISIBLE_DEVICES, which HIP honors too (HIP docs,
+ * "GPU isolation variables"). */
+static const char *visible_input(struct plan_state *s, const char **ret_var, enum ll_source *src, const char **origin)
+{
+	static const char *const amd_vars[] = { "ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES" };
+	const char *v;
+
+	if (s->vendor != LL_GPU_VENDOR_AMD) {
+		*ret_var = "CUDA_VISIBLE_DEVICES";
+		return plan_input_value(s, *ret_var, src, origin);
+	}
+	for (size_t i = 0; i < LL_ARRAY_SIZE(amd_vars); i++)
+		if ((v = plan_input_value(s, amd_vars[i], src, origin))) {
+			*ret_var = amd_vars[i];
+			return v;
+		}
+	*ret_var = "ROCR_VISIBLE_DEVICES";
+	return NULL;
+}
+
 int plan_gpus_decide(struct plan_state *s, struct ll_error *err)
 {
 	const struct ll_facts *f = s->f;
 	enum ll_source src = LL_SOURCE_DEFAULT;
-	const char *origin = NULL, *list, *slurm_var = NULL;
+	const char *origin = NULL, *list, *slurm_var = NULL, *var;
 	(void)err;
 
+	if (!f->gpus_known) {
+		/* Neither an order nor a selection can be checked against GPUs nobody
+		 * recorded; what the user brings is passed on as it is. */
+		plan_decide(s, "CUDA_DEVICE_ORDER", NULL, LL_SOURCE_PROBE, true, "%s", LL_PLAN_GPUS_UNKNOWN);
+		plan_decide(s, "CUDA_VISIBLE_DEVICES", NULL, LL_SOURCE_PROBE, true, "%s", LL_PLAN_GPUS_UNKNOWN);
+		return 0;
+	}
 	if (f->n_gpus == 0) {
 		plan_decide(s, "CUDA_DEVICE_ORDER", NULL, LL_SOURCE_PROBE, true, "no GPUs on this node");
 		return 0;
 	}
-	plan_decide(s, "CUDA_DEVICE_ORDER", "PCI_BUS_ID", LL_SOURCE_DEFAULT, true,
-		    "CUDA indices follow PCI bus order, the order of the plan and of nvidia-smi");
+	choose_vendor(s);
+	if (s->vendor == LL_GPU_VENDOR_AMD)
+		plan_decide(s, "CUDA_DEVICE_ORDER", NULL, LL_SOURCE_PROBE, true,
+			    "AMD GPUs: HIP numbers them itself (KFD order), CUDA_DEVICE_ORDER is CUDA's");
+	else
+		plan_decide(s, "CUDA_DEVICE_ORDER", "PCI_BUS_ID", LL_SOURCE_DEFAULT, true,
+			    "CUDA indices follow PCI bus order, the order of the plan and of nvidia-smi");
 
-	list = plan_input_value(s, "CUDA_VISIBLE_DEVICES", &src, &origin);
+	list = visible_input(s, &var, &src, &origin);
 	if (!list) {
 		slurm_var = plan_environ_get(s->in, "SLURM_STEP_GPUS") ? "SLURM_STEP_GPUS"
 			    : plan_environ_get(s->in, "SLURM_JOB_GPUS") ? "SLURM_JOB_GPUS"
@@ -107,24 +171,24 @@ int plan_gpus_decide(struct plan_state *s, struct ll_error *err)
 		src = LL_SOURCE_ENVIRONMENT;
 	}
 	if (!list) {
-		for (size_t i = 0; i < f->n_gpus; i++)
-			*(int *)ll_array_push(&s->gpus, &s->n_gpus, sizeof(int)) = (int)i;
-		plan_decide(s, "CUDA_VISIBLE_DEVICES", NULL, LL_SOURCE_PROBE, true, "all %zu GPUs are visible",
-			    f->n_gpus);
+		for (size_t i = 0; i < s->n_pool; i++)
+			*(int *)ll_array_push(&s->gpus, &s->n_gpus, sizeof(int)) = s->pool[i];
+		plan_decide(s, var, NULL, LL_SOURCE_PROBE, true, "all %zu %sGPUs are visible", s->n_pool,
+			    s->vendor == LL_GPU_VENDOR_AMD ? "AMD " : "");
 		return 0;
 	}
-	parse_visible(s, slurm_var ? slurm_var : "CUDA_VISIBLE_DEVICES", list);
+	parse_visible(s, slurm_var ? slurm_var : var, list);
 	if (slurm_var)
-		plan_decide(s, "CUDA_VISIBLE_DEVICES", list, src, true,
+		plan_decide(s, var, list, src, true,
 			    "from %s (Slurm's allocation; its indices are taken as PCI order): %zu of %zu GPUs",
-			    slurm_var, s->n_gpus, f->n_gpus);
+			    slurm_var, s->n_gpus, s->n_pool);
 	else
-		plan_decide(s, "CUDA_VISIBLE_DEVICES", list, src, true, "%s%s: %zu of %zu GPUs for the workers",
+		plan_decide(s, var, list, src, true, "%s%s: %zu of %zu GPUs for the workers",
 			    src == LL_SOURCE_ENVIRONMENT ? "inherited from the environment"
 			    : src == LL_SOURCE_CLI	 ? "set on the command line"
 							 : "set by profile ",
-			    src == LL_SOURCE_PROFILE && origin ? origin : "", s->n_gpus, f->n_gpus);
-	plan_origin(s, "CUDA_VISIBLE_DEVICES", src == LL_SOURCE_ENVIRONMENT ? NULL : origin);
+			    src == LL_SOURCE_PROFILE && origin ? origin : "", s->n_gpus, s->n_pool);
+	plan_origin(s, var, src == LL_SOURCE_ENVIRONMENT ? NULL : origin);
 	return 0;
 }
 
@@ -153,6 +217,15 @@ static void decide_nproc(struct plan_state *s)
 		n = (int)s->n_gpus;
 		snprintf(num, sizeof(num), "%d", n);
 		plan_decide(s, "nproc-per-node", num, LL_SOURCE_PROBE, false, "one worker per visible GPU");
+	} else if (!s->f->gpus_known) {
+		/* torchrun needs a count; its own default is 1. Not a guess about the
+		 * node: a default, and the lint says to give the real count. */
+		n = 1;
+		plan_decide(s, "nproc-per-node", "1", LL_SOURCE_DEFAULT, false,
+			    "%s: torchrun's default of one worker", LL_PLAN_GPUS_UNKNOWN);
+		plan_lint(s, LL_LINT_WARNING, "nproc-per-node",
+			  "the number of GPUs is unknown (the topology has no PCI objects): one worker is "
+			  "started; give --nproc-per-node, or probe the node itself");
 	} else {
 		n = 1;
 		plan_decide(s, "nproc-per-node", "1", LL_SOURCE_DEFAULT, false,

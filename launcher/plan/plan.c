@@ -14,6 +14,7 @@
 static const char *const source_names[] = {
 	[LL_SOURCE_DEFAULT] = "default",
 	[LL_SOURCE_PROBE] = "probe",
+	[LL_SOURCE_NCCL_CONF] = "nccl-conf",
 	[LL_SOURCE_PROFILE] = "profile",
 	[LL_SOURCE_CLUSTER] = "cluster",
 	[LL_SOURCE_ENVIRONMENT] = "environment",
@@ -59,7 +60,7 @@ const char *ll_lint_level_name(enum ll_lint_level l)
 
 /* Variables for the workers are spelled in capitals; lower-case names are settings
  * of llmlaunch or torchrun ("bind", "nproc-per-node", "torchrun.max_restarts"). */
-static bool is_variable_name(const char *name)
+bool plan_is_variable_name(const char *name)
 {
 	if (!name || !(isupper((unsigned char)*name) || *name == '_'))
 		return false;
@@ -84,7 +85,7 @@ int ll_plan_setting_check(const char *name, const char *value, char **ret_expect
 	long n;
 
 	*ret_expected = NULL;
-	if (is_variable_name(name))
+	if (plan_is_variable_name(name))
 		return 0;
 	if (ll_startswith(name, "torchrun.")) {
 		const struct ll_torchrun_option *o = ll_torchrun_option_find(name + strlen("torchrun."));
@@ -117,7 +118,7 @@ int ll_plan_setting_check(const char *name, const char *value, char **ret_expect
 	return -ENOENT;
 }
 
-static struct ll_setting *plan_find(const struct ll_plan *p, const char *name)
+struct ll_setting *plan_find(const struct ll_plan *p, const char *name)
 {
 	for (size_t i = 0; i < p->n_settings; i++)
 		if (strcmp(p->settings[i].name, name) == 0)
@@ -230,7 +231,7 @@ const char *plan_input_value(const struct plan_state *s, const char *name, enum 
 			origin = in->profile[i].origin;
 			src = LL_SOURCE_PROFILE;
 		}
-	if (is_variable_name(name)) {
+	if (plan_is_variable_name(name)) {
 		const char *e = plan_environ_get(in, name);
 
 		if (e) {
@@ -286,7 +287,7 @@ static void plan_override(struct plan_state *s, const char *name, const char *va
 	else if (old)
 		ll_buf_addf(&b, "; %s left it unset (%s)", ll_source_name(old->source), old->reason);
 	plan_put(s->p, name, value, source, source == LL_SOURCE_ENVIRONMENT ? NULL : origin, ll_buf_detach(&b),
-		 old ? old->exported : is_variable_name(name));
+		 old ? old->exported : plan_is_variable_name(name));
 	ll_buf_release(&b);
 }
 
@@ -311,6 +312,57 @@ static void plan_apply_layers(struct plan_state *s)
 		plan_override(s, in->cli[i].name, in->cli[i].value, LL_SOURCE_CLI, in->cli[i].origin);
 }
 
+/* The GPU-GPU fabric of the workers' GPUs: NVLink (NVIDIA) or XGMI (AMD), the size
+ * of the largest set they join, and LLMLAUNCH_NVLINK_DOMAIN as NVIDIA's name of it. */
+static void decide_gpu_fabric(struct plan_state *s)
+{
+	const struct ll_facts *f = s->f;
+	bool amd = s->vendor == LL_GPU_VENDOR_AMD;
+	int domain = ll_facts_gpu_domain(f, s->gpus, s->n_gpus);
+	int fabric = ll_facts_gpu_fabric(f, s->gpus, s->n_gpus);
+	const char *unknown = amd ? LL_PLAN_XGMI_UNKNOWN
+			      : f->source && ll_startswith(f->source, "snapshot:") ? LL_PLAN_NVLINK_UNKNOWN_EXPORT
+										   : LL_PLAN_NVLINK_UNKNOWN_LIVE;
+	const char *name = fabric == LL_GPU_FABRIC_XGMI ? "xgmi" : "nvlink";
+	char num[32];
+
+	snprintf(num, sizeof(num), "%zu", s->n_gpus);
+	plan_decide(s, "LLMLAUNCH_GPUS_PER_NODE", num, LL_SOURCE_PROBE, true, "GPUs this node's workers get");
+	snprintf(num, sizeof(num), "%d", domain);
+	if (s->n_gpus == 0) {
+		plan_decide(s, "LLMLAUNCH_NVLINK_DOMAIN", "0", LL_SOURCE_PROBE, true, f->n_gpus ? "no GPU visible" : "no GPUs");
+		plan_decide(s, "LLMLAUNCH_GPU_FABRIC", NULL, LL_SOURCE_PROBE, true, "no GPUs for the workers");
+		plan_decide(s, "LLMLAUNCH_GPU_DOMAIN", "0", LL_SOURCE_PROBE, true, "no GPUs for the workers");
+		return;
+	}
+	if (domain < 0) {
+		/* Absent link facts are not "no link": a plain export lists SXM GPUs joined
+		 * by NVSwitches, or an XGMI hive, exactly like PCIe cards. */
+		plan_decide(s, "LLMLAUNCH_GPU_FABRIC", NULL, LL_SOURCE_PROBE, true, "%s", unknown);
+		plan_decide(s, "LLMLAUNCH_GPU_DOMAIN", NULL, LL_SOURCE_PROBE, true, "%s", unknown);
+	} else if (domain == 1) {
+		plan_decide(s, "LLMLAUNCH_GPU_FABRIC", "pcie", LL_SOURCE_PROBE, true,
+			    s->n_gpus == 1 ? "one GPU" : "no NVLink or XGMI between the workers' GPUs: PCIe");
+		plan_decide(s, "LLMLAUNCH_GPU_DOMAIN", "1", LL_SOURCE_PROBE, true,
+			    s->n_gpus == 1 ? "one GPU" : "no GPU-GPU fabric link between the workers' GPUs");
+	} else {
+		plan_decide(s, "LLMLAUNCH_GPU_FABRIC", name, LL_SOURCE_PROBE, true, "the workers' GPUs are joined by %s",
+			    ll_gpu_fabric_name((enum ll_gpu_fabric)fabric));
+		plan_decide(s, "LLMLAUNCH_GPU_DOMAIN", num, LL_SOURCE_PROBE, true,
+			    "largest set of the workers' GPUs joined by %s", ll_gpu_fabric_name((enum ll_gpu_fabric)fabric));
+	}
+	if (amd)
+		plan_decide(s, "LLMLAUNCH_NVLINK_DOMAIN", NULL, LL_SOURCE_PROBE, true,
+			    "AMD GPUs have no NVLink: their fabric is LLMLAUNCH_GPU_FABRIC, LLMLAUNCH_GPU_DOMAIN");
+	else if (domain < 0)
+		plan_decide(s, "LLMLAUNCH_NVLINK_DOMAIN", NULL, LL_SOURCE_PROBE, true, "%s", unknown);
+	else
+		plan_decide(s, "LLMLAUNCH_NVLINK_DOMAIN", num, LL_SOURCE_PROBE, true, "%s",
+			    s->n_gpus == 1 ? "one GPU"
+			    : domain == 1  ? "no NVLink between the workers' GPUs"
+					   : "largest set of the workers' GPUs joined by NVLink/NVSwitch");
+}
+
 static void plan_decide_facts(struct plan_state *s)
 {
 	const struct ll_facts *f = s->f;
@@ -320,14 +372,13 @@ static void plan_decide_facts(struct plan_state *s)
 	snprintf(num, sizeof(num), "%d", s->p->nnodes);
 	plan_decide(s, "LLMLAUNCH_NNODES", num, LL_SOURCE_DEFAULT, true,
 		    s->p->nnodes == 1 ? "one node unless cluster agreement says otherwise" : "nodes in the job");
-	snprintf(num, sizeof(num), "%zu", s->n_gpus);
-	plan_decide(s, "LLMLAUNCH_GPUS_PER_NODE", num, LL_SOURCE_PROBE, true, "GPUs this node's workers get");
-	if (f->n_gpus > 0) {
-		snprintf(num, sizeof(num), "%d", ll_facts_nvlink_domain(f));
-		plan_decide(s, "LLMLAUNCH_NVLINK_DOMAIN", num, LL_SOURCE_PROBE, true,
-			    "largest set of GPUs joined by NVLink/NVSwitch (1: no NVLink known)");
+	if (!f->gpus_known) {
+		plan_decide(s, "LLMLAUNCH_GPUS_PER_NODE", NULL, LL_SOURCE_PROBE, true, "%s", LL_PLAN_GPUS_UNKNOWN);
+		plan_decide(s, "LLMLAUNCH_NVLINK_DOMAIN", NULL, LL_SOURCE_PROBE, true, "%s", LL_PLAN_GPUS_UNKNOWN);
+		plan_decide(s, "LLMLAUNCH_GPU_FABRIC", NULL, LL_SOURCE_PROBE, true, "%s", LL_PLAN_GPUS_UNKNOWN);
+		plan_decide(s, "LLMLAUNCH_GPU_DOMAIN", NULL, LL_SOURCE_PROBE, true, "%s", LL_PLAN_GPUS_UNKNOWN);
 	} else {
-		plan_decide(s, "LLMLAUNCH_NVLINK_DOMAIN", "0", LL_SOURCE_PROBE, true, "no GPUs");
+		decide_gpu_fabric(s);
 	}
 
 	if (net->n_chosen > 0) {
@@ -357,12 +408,25 @@ static void plan_decide_facts(struct plan_state *s)
 			plan_decide(s, "LLMLAUNCH_NET_GBPS", NULL, LL_SOURCE_PROBE, true,
 				    "rate of some chosen port unknown");
 		}
-	} else if (net->states_unknown) {
-		plan_decide(s, "LLMLAUNCH_NET", "unknown", LL_SOURCE_PROBE, true,
-			    "RDMA port states unknown: NCCL decides at run time");
+	} else if (net->plugin_fabric && net->plugin_installed == LL_YES) {
+		plan_decide(s, "LLMLAUNCH_NET", "ofi", LL_SOURCE_PROBE, true, "%s (%s) through aws-ofi-nccl",
+			    net->plugin_fabric[0] == 'e' ? "AWS EFA" : "HPE Slingshot", net->plugin_devices);
+		if (net->plugin_gbps >= 0) {
+			snprintf(num, sizeof(num), "%g", net->plugin_gbps);
+			plan_decide(s, "LLMLAUNCH_NET_GBPS", num, LL_SOURCE_PROBE, true, "sum of the fabric's port rates");
+		} else {
+			plan_decide(s, "LLMLAUNCH_NET_GBPS", NULL, LL_SOURCE_PROBE, true, "rate of the fabric unknown");
+		}
+	} else if (net->states_unknown || net->class_unknown || (net->plugin_fabric && net->plugin_installed == LL_UNKNOWN)) {
+		plan_decide(s, "LLMLAUNCH_NET", "unknown", LL_SOURCE_PROBE, true, "%s: NCCL decides at run time",
+			    net->devices_unknown  ? LL_PLAN_NETDEVS_UNKNOWN
+			    : net->states_unknown ? "RDMA port states unknown"
+			    : net->class_unknown  ? "what drives some RDMA device is unknown"
+						  : "whether aws-ofi-nccl is installed is unknown");
 		plan_decide(s, "LLMLAUNCH_NET_GBPS", NULL, LL_SOURCE_PROBE, true, "network unknown");
 	} else {
-		plan_decide(s, "LLMLAUNCH_NET", "socket", LL_SOURCE_PROBE, true, "no usable RDMA port: TCP sockets");
+		plan_decide(s, "LLMLAUNCH_NET", "socket", LL_SOURCE_PROBE, true, "%s",
+			    net->plugin_fabric ? "aws-ofi-nccl missing: TCP sockets" : "no usable RDMA port: TCP sockets");
 		if (net->socket_if && net->socket_if->speed_mbps > 0) {
 			snprintf(num, sizeof(num), "%g", net->socket_if->speed_mbps / 1000.0);
 			plan_decide(s, "LLMLAUNCH_NET_GBPS", num, LL_SOURCE_PROBE, true, "link speed of %s",
@@ -404,6 +468,7 @@ int ll_plan_build(const struct ll_plan_input *in, struct ll_plan **ret, struct l
 	plan_decide_facts(&s);
 	plan_decide_settings(&s);
 	plan_apply_layers(&s);
+	plan_conf_apply(&s);
 
 	np = plan_find(s.p, "nproc-per-node");
 	if (np && np->value)
@@ -411,14 +476,18 @@ int ll_plan_build(const struct ll_plan_input *in, struct ll_plan **ret, struct l
 	plan_lint_all(&s);
 
 	free(s.gpus);
+	free(s.pool);
 	free(s.net.chosen_dev);
 	free(s.net.chosen_port);
+	free(s.net.plugin_devices);
 	*ret = s.p;
 	return 0;
 fail:
 	free(s.gpus);
+	free(s.pool);
 	free(s.net.chosen_dev);
 	free(s.net.chosen_port);
+	free(s.net.plugin_devices);
 	ll_plan_free(s.p);
 	return r;
 }
@@ -440,55 +509,100 @@ void ll_plan_free(struct ll_plan *p)
 		free(p->lints[i].message);
 	}
 	free(p->lints);
+	for (size_t i = 0; i < p->n_conf; i++) {
+		free(p->conf[i].name);
+		free(p->conf[i].value);
+		free(p->conf[i].origin);
+		free(p->conf[i].note);
+	}
+	free(p->conf);
 	free(p);
 }
 
 void ll_plan_summary(const struct ll_plan *p, struct ll_buf *out)
 {
 	const char *gpus = ll_plan_value(p, "LLMLAUNCH_GPUS_PER_NODE");
-	const char *dom = ll_plan_value(p, "LLMLAUNCH_NVLINK_DOMAIN");
+	const char *dom = ll_plan_value(p, "LLMLAUNCH_GPU_DOMAIN");
+	const char *fab = ll_plan_value(p, "LLMLAUNCH_GPU_FABRIC");
 	const char *net = ll_plan_value(p, "LLMLAUNCH_NET");
 	const char *gbps = ll_plan_value(p, "LLMLAUNCH_NET_GBPS");
+	const struct ll_setting *dom_setting = ll_plan_get(p, "LLMLAUNCH_GPU_DOMAIN");
 	int n_gpus = gpus ? atoi(gpus) : 0, domain = dom ? atoi(dom) : 0;
+	/* "NVLink" unless the workers' fabric is XGMI (or unknown on AMD GPUs). */
+	const char *fabric = ll_streq(fab, "xgmi") || (dom_setting && dom_setting->reason &&
+							ll_startswith(dom_setting->reason, "XGMI"))
+				     ? "XGMI"
+				     : "NVLink";
 	const char *net_text = ll_streq(net, "ib")     ? "InfiniBand"
 			       : ll_streq(net, "roce")   ? "RoCE"
 			       : ll_streq(net, "rdma")   ? "RDMA (link layer unknown)"
 			       : ll_streq(net, "socket") ? "TCP sockets"
+			       : ll_streq(net, "ofi")    ? "libfabric through aws-ofi-nccl"
 							 : "unknown";
 
-	if (n_gpus == 0)
+	/* What is not known is said, never turned into advice. */
+	if (!gpus)
+		ll_buf_add(out, "GPUs unknown (the topology has no PCI objects); ");
+	else if (n_gpus == 0)
 		ll_buf_add(out, "No GPUs for the workers: CPU training over gloo, ");
+	else if (!dom)
+		ll_buf_addf(out, "%d GPU%s per node, %s unknown; ", n_gpus, n_gpus == 1 ? "" : "s", fabric);
 	else
-		ll_buf_addf(out, "%d GPU%s per node, NVLink domain of %d; ", n_gpus, n_gpus == 1 ? "" : "s", domain);
+		ll_buf_addf(out, "%d GPU%s per node, %s domain of %d; ", n_gpus, n_gpus == 1 ? "" : "s", fabric, domain);
 	ll_buf_addf(out, "network between nodes: %s", net_text);
 	if (gbps)
 		ll_buf_addf(out, " (%s Gb/s per node)", gbps);
 	ll_buf_addf(out, "; %d node%s. ", p->nnodes, p->nnodes == 1 ? "" : "s");
-	if (n_gpus == 0)
+	if (!gpus)
+		ll_buf_add(out, "No layout advice without the GPUs: probe the node itself, or give an export made "
+				"with I/O ('lstopo --of xml' keeps GPUs and NICs by default).");
+	else if (n_gpus == 0)
 		ll_buf_add(out, "Use data parallelism only.");
-	else if (domain > 1)
+	else if (n_gpus == 1)
+		ll_buf_add(out, "One GPU per node: data parallelism across nodes (FSDP/ZeRO sharding to save memory).");
+	else if (!dom) {
+		/* The reason's first clause: "NVLink unknown: this export has no NVML data". */
+		const char *why = dom_setting && dom_setting->reason ? dom_setting->reason : "GPU links unknown";
+		int len = (int)strcspn(why, "(");
+
+		while (len > 0 && why[len - 1] == ' ')
+			len--;
+		bool xgmi = strcmp(fabric, "XGMI") == 0;
+
+		ll_buf_addf(out, "%.*s; whether tensor parallelism stays on %s or crosses PCIe cannot be said: "
+				 "check %s on the node%s, or probe the node itself.",
+			    len, why, fabric, xgmi ? "'rocm-smi --showtopo'" : "'nvidia-smi topo -m'",
+			    xgmi ? "" : " (NV# entries)");
+	} else if (domain > 1)
 		ll_buf_addf(out,
 			    "Keep tensor parallelism (and pipeline stages, when the model needs them) inside the "
-			    "NVLink domain: tensor-parallel size at most %d; use data parallelism (or sharded data "
+			    "%s domain: tensor-parallel size at most %d; use data parallelism (or sharded data "
 			    "parallelism such as FSDP/ZeRO) across domains and nodes.",
-			    domain);
+			    fabric, domain);
 	else
-		ll_buf_add(out, "No NVLink between GPUs: tensor parallelism would cross PCIe; prefer data "
-				"parallelism (FSDP/ZeRO sharding to save memory) and pipeline stages if the model "
-				"does not fit one GPU.");
+		ll_buf_addf(out, "No %s between GPUs: tensor parallelism would cross PCIe; prefer data "
+				 "parallelism (FSDP/ZeRO sharding to save memory) and pipeline stages if the model "
+				 "does not fit one GPU.",
+			    fabric);
 	if (ll_streq(net, "socket") && p->nnodes > 1)
 		ll_buf_add(out, " Across nodes only TCP sockets are available: expect slow gradient all-reduce; "
 				"larger batches or gradient accumulation help.");
 }
 
-int ll_plan_parallelism_summary(const struct ll_facts *f, struct ll_buf *out)
+int ll_plan_from_facts(const struct ll_facts *f, struct ll_plan **ret)
 {
 	static char *const no_environ[] = { NULL };
 	struct ll_plan_input in = { .facts = f, .environ = no_environ, .nnodes = 1 };
+
+	return ll_plan_build(&in, ret, NULL);
+}
+
+int ll_plan_parallelism_summary(const struct ll_facts *f, struct ll_buf *out)
+{
 	_cleanup_(ll_plan_freep) struct ll_plan *p = NULL;
 	int r;
 
-	r = ll_plan_build(&in, &p, NULL);
+	r = ll_plan_from_facts(f, &p);
 	if (r < 0)
 		return r;
 	ll_plan_summary(p, out);

@@ -69,12 +69,22 @@ expect_json "$tmp/inactive.json" '[.gpus[].nvlinks_inactive]' '[0,0,0,1,0,0,0,0]
 expect_json "$tmp/inactive.json" '.gpus[3].nvlinks | map(.bandwidth_mbps)' '[125000,100000,100000,100000]'
 expect_json "$tmp/inactive.json" '.parallelism.nvlink_domain' 8
 
+# --- PCIe boards: NVML answers, no link exists: "no NVLink" is a fact (domain 1).
+probe no-nvlink "$LL_FAKE_NVML" "$tmp/nolink"
+expect_json "$tmp/nolink.json" '[.gpus[].nvlinks_active] | unique' '[0]'
+expect_json "$tmp/nolink.json" '.parallelism.nvlink_domain' 1
+# --- Links up but of a version without a bandwidth: the peers, so the domain, are unknown.
+probe unknown-version "$LL_FAKE_NVML" "$tmp/unkver"
+expect_json "$tmp/unkver.json" '[.gpus[].nvlinks_active] | unique' '[18]'
+expect_json "$tmp/unkver.json" '.parallelism.nvlink_domain' null
+
 # --- NVML present but failing: exit 0, one warning line, no NVML facts at all.
 nvml_unknown() { # the facts only NVML gives are all null
 	expect_json "$1" '[.gpus[] | .uuid, .nvlinks_active, .nvlinks_inactive] | unique' '[null]'
 	expect_json "$1" '[.gpus[].nvlinks | length] | unique' '[0]'
 	expect_json "$1" '.gpus | length' 8
-	expect_json "$1" '.parallelism.nvlink_domain' 1
+	# Without NVML's answer NVLink is unknown, never "no NVLink".
+	expect_json "$1" '.parallelism.nvlink_domain' null
 }
 probe init-fails "$LL_FAKE_NVML" "$tmp/initfail"
 nvml_unknown "$tmp/initfail.json"

@@ -45,8 +45,10 @@ is "$j" '[.interfaces[] | select(.name == "ib2") | .kind, .virtual, .rdma_device
 is "$j" '.gpu_nic_distance.matrix' \
 	'[["PIX","SYS","SYS","SYS"],["SYS","PIX","SYS","SYS"],["SYS","SYS","PIX","SYS"],["SYS","SYS","SYS","PIX"]]'
 is "$j" '.gpu_nic_distance.nics' '["mlx5_0","mlx5_1","mlx5_2","mlx5_3"]'
-is "$j" '.gdr' '{"ready":null,"module":null}'
-is "$j" '.parallelism | [.nvlink_domain, .network]' '[1,"infiniband"]'
+is "$j" '.gdr' '{"ready":null,"module":null,"dmabuf":null,"kernel":null,"nvidia_open_module":null}'
+# PCI devices only: NVLink unknown (null), not "no NVLink".
+is "$j" '.parallelism | [.nvlink_domain, .network]' '[null,"infiniband"]'
+is "$j" '[.gpus_known, .netdevs_known]' '[true,true]'
 
 "$LLMLAUNCH" probe --topology "$jrc" >"$tmp/jrc.txt"
 for line in '  GPU0   PIX      SYS      SYS      SYS      mlx5_0' \
@@ -63,6 +65,8 @@ is "$tmp/dgx2.json" '.gpus[0].nvlinks | map(.remote) | unique' '["nvswitch"]'
 is "$tmp/dgx2.json" '.gpus[0].nvlinks | map(.bandwidth_mbps) | add' '150000'
 is "$tmp/dgx2.json" '.gpus[15] | [.model, .uuid, .busid]' '["Tesla V100-SXM3-32GB-H","GPU-bb4648d3-e72b-4bac-a32f-4c9f3e4eb547","0000:e7:00.0"]'
 is "$tmp/dgx2.json" '.rdma_devices' '[]'
+# No network OS device in the export: the network is unknown, not "sockets".
+is "$tmp/dgx2.json" '[.netdevs_known, .parallelism.network]' '[false,"unknown"]'
 is "$tmp/dgx2.json" '.gpu_nic_distance.matrix' '[]'
 
 # Real sysfs trees through --fsroot.
@@ -87,6 +91,15 @@ if [ -f "$mlx4" ]; then
 		'["ACTIVE","InfiniBand","56 Gb/sec (4X FDR)","ib0"]'
 	is "$tmp/mlx4.json" '[.interfaces[] | select(.virtual) | .name]' '["br0","eth0.1015","lo","mic0"]'
 	is "$tmp/mlx4.json" '.parallelism.network' '"infiniband"'
+fi
+# No I/O objects at all: GPUs and network unknown, said in the text too.
+noio="$LL_REALDATA/hwloc_xml/mpibind-2/cascade-lake-ap-snl-hwloc1.xml"
+if [ -f "$noio" ]; then
+	"$LLMLAUNCH" probe --json --topology "$noio" >"$tmp/noio.json" || { echo "FAIL probe noio"; fail=1; }
+	is "$tmp/noio.json" '[.gpus_known, .netdevs_known, .parallelism.nvlink_domain, .parallelism.network]' \
+		'[false,false,null,"unknown"]'
+	"$LLMLAUNCH" probe --topology "$noio" | grep -qxF 'GPUs: unknown (the topology has no PCI objects)' ||
+		{ echo "FAIL noio text: no 'GPUs: unknown' line"; fail=1; }
 fi
 [ $fail = 0 ] && echo "ok: all JSON and text checks passed"
 exit $fail

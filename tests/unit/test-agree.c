@@ -410,6 +410,27 @@ static void test_roundtrip(void **state)
 	assert_false(ll_summary_hw_digest(s) == ll_summary_hw_digest(other) && s->n_gpus != other->n_gpus);
 	other->ports[0].state = LL_PORT_DOWN;
 	assert_false(ll_summary_hw_digest(s) == ll_summary_hw_digest(other));
+	/* What drives a device is part of what must match: EFA is not a ConnectX. */
+	ll_summary_free(back);
+	back = NULL;
+	s->ports[1].rdma_class = LL_RDMA_CLASS_PLUGIN;
+	free(again);
+	again = ll_summary_serialize(s);
+	assert_non_null(strstr(again, "\"p\"]"));
+	assert_int_equal(ll_summary_parse(again, "gpu00042", &back, &err), 0);
+	assert_int_equal(back->ports[1].rdma_class, LL_RDMA_CLASS_PLUGIN);
+	{
+		struct ll_summary *same = dgx(41);
+
+		assert_false(ll_summary_hw_digest(s) == ll_summary_hw_digest(same));
+		ll_summary_free(same);
+	}
+	/* A summary of an older llmlaunch (five port fields) reads the class as unknown. */
+	ll_summary_free(back);
+	back = NULL;
+	assert_int_equal(ll_summary_parse("{\"v\":1,\"gpus\":0,\"nproc\":1,\"ports\":[[\"mlx5_0\",1,4,\"IB\",200.0]],"
+					  "\"gid\":-1,\"gdr\":-1,\"if\":[]}", "old", &back, &err), 0);
+	assert_int_equal(back->ports[0].rdma_class, LL_RDMA_CLASS_UNKNOWN);
 	free(text);
 	free(again);
 	ll_summary_free(back);

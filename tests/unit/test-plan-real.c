@@ -224,9 +224,12 @@ static void t_dgx2(void **state)
 	(void)state;
 
 	assert_val(l.plan, "LLMLAUNCH_NVLINK_DOMAIN", "16");
-	assert_val(l.plan, "NCCL_IB_DISABLE", "1");
+	/* The export keeps no network OS device: "no RDMA" is not a fact. */
+	assert_val(l.plan, "NCCL_IB_DISABLE", NULL);
+	assert_reason_has(l.plan, "NCCL_IB_DISABLE", "network and RDMA devices unknown");
+	assert_val(l.plan, "LLMLAUNCH_NET", "unknown");
 	assert_val(l.plan, "NCCL_SOCKET_IFNAME", NULL);
-	assert_reason_has(l.plan, "NCCL_SOCKET_IFNAME", "no network interface known");
+	assert_reason_has(l.plan, "NCCL_SOCKET_IFNAME", "network and RDMA devices unknown");
 	assert_int_equal(l.plan->nproc_per_node, 16);
 	ll_buf_init(&b);
 	assert_int_equal(ll_plan_parallelism_summary(l.facts, &b), 0);
@@ -268,7 +271,9 @@ static void t_fixture(void **state)
 	assert_val(l.plan, "LLMLAUNCH_NET", "ib");
 	assert_val(l.plan, "LLMLAUNCH_NET_GBPS", NULL);
 	assert_val(l.plan, "LLMLAUNCH_GPUS_PER_NODE", "4");
-	assert_val(l.plan, "LLMLAUNCH_NVLINK_DOMAIN", "1");
+	/* PCI devices only: NVLink is unknown, not absent. */
+	assert_val(l.plan, "LLMLAUNCH_NVLINK_DOMAIN", NULL);
+	assert_reason_has(l.plan, "LLMLAUNCH_NVLINK_DOMAIN", "NVLink unknown: this export has no NVML data");
 	assert_val(l.plan, "nproc-per-node", "4");
 	/* Two ranks share each NUMA node's 4 cores. */
 	assert_val(l.plan, "OMP_NUM_THREADS", "2");
@@ -308,16 +313,329 @@ static void t_fixture(void **state)
 	unload(&l);
 }
 
+/* A real export without any I/O object (Cascade Lake-AP, hwloc 1.11.8): GPUs, RDMA
+ * devices and interfaces are all unknown; nothing is set from that. */
+static void t_no_io(void **state)
+{
+	if (realdata_absent(__func__))
+		skip();
+	struct loaded l = load("mpibind-2/cascade-lake-ap-snl-hwloc1.xml");
+	struct ll_buf b;
+	(void)state;
+
+	assert_false(l.facts->gpus_known);
+	assert_false(l.facts->netdevs_known);
+	assert_val(l.plan, "NCCL_IB_DISABLE", NULL);
+	assert_val(l.plan, "NCCL_IB_HCA", NULL);
+	assert_val(l.plan, "NCCL_SOCKET_IFNAME", NULL);
+	assert_val(l.plan, "CUDA_DEVICE_ORDER", NULL);
+	assert_val(l.plan, "LLMLAUNCH_GPUS_PER_NODE", NULL);
+	assert_val(l.plan, "LLMLAUNCH_NET", "unknown");
+	assert_val(l.plan, "OMP_NUM_THREADS", "96");
+	ll_buf_init(&b);
+	assert_int_equal(ll_plan_parallelism_summary(l.facts, &b), 0);
+	assert_non_null(strstr(b.s, "GPUs unknown"));
+	ll_buf_release(&b);
+	unload(&l);
+}
+
+/* JURECA-DC's A100-SXM4 appear as PCI devices only: the advice says NVLink is
+ * unknown instead of "No NVLink between GPUs". */
+static void t_a100_pci_only_advice(void **state)
+{
+	if (realdata_absent(__func__))
+		skip();
+	struct loaded l = load("psmgmt/topo.jrc0323.xml");
+	struct ll_buf b;
+	(void)state;
+
+	ll_buf_init(&b);
+	ll_plan_summary(l.plan, &b);
+	assert_non_null(strstr(b.s, "4 GPUs per node, NVLink unknown"));
+	assert_non_null(strstr(b.s, "NVLink unknown: this export has no NVML data"));
+	assert_null(strstr(b.s, "No NVLink between GPUs"));
+	ll_buf_release(&b);
+	unload(&l);
+}
+
+static struct loaded load_fixture(const char *name)
+{
+	const char *fixtures = getenv("LL_FIXTURES");
+	char path[4096];
+
+	if (!fixtures)
+		fail_msg("%s", "LL_FIXTURES is not set (tests/CMakeLists.txt sets it to tests/fixtures)");
+	snprintf(path, sizeof(path), "%s/hwloc/%s", fixtures, name);
+	return load_path(path);
+}
+
+static void lint_has(const struct ll_plan *p, enum ll_lint_level level, const char *var, const char *needle)
+{
+	for (size_t i = 0; i < p->n_lints; i++)
+		if (p->lints[i].level == level && ll_streq(p->lints[i].variable, var) && strstr(p->lints[i].message, needle))
+			return;
+	for (size_t i = 0; i < p->n_lints; i++)
+		print_message("lint %s: %s\n", p->lints[i].variable, p->lints[i].message);
+	fail_msg("no %s lint on %s saying '%s'", ll_lint_level_name(level), var, needle);
+}
+
+/* The plugin libraries the probe would have found (facts own the strings). */
+static void set_plugins(struct loaded *l, const char *const *paths)
+{
+	ll_strv_free(l->facts->net_plugins, l->facts->n_net_plugins);
+	l->facts->net_plugins = NULL;
+	l->facts->n_net_plugins = 0;
+	l->facts->net_plugins_known = true;
+	for (; paths && *paths; paths++)
+		*(char **)ll_array_push(&l->facts->net_plugins, &l->facts->n_net_plugins, sizeof(char *)) =
+			ll_strdup(*paths);
+	plan_env(l, NULL);
+}
+
+/* AWS EFA (tests/fixtures/hwloc/aws-efa-4gpu.xml): EFA devices are never NCCL_IB_HCA;
+ * what the plan does depends on whether aws-ofi-nccl is where NCCL finds it. */
+static void t_efa(void **state)
+{
+	static const char *const ofi_default[] = { "/opt/amazon/ofi-nccl/lib/libnccl-net.so",
+						   "/opt/amazon/ofi-nccl/lib/libnccl-net-ofi.so", NULL };
+	static const char *const ofi_named[] = { "/usr/lib/libnccl-net-ofi.so", NULL };
+	static const char *const hpcx_first[] = { "/opt/hpcx/nccl_rdma_sharp_plugin/lib/libnccl-net.so",
+						  "/opt/amazon/ofi-nccl/lib/libnccl-net.so",
+						  "/opt/amazon/ofi-nccl/lib/libnccl-net-ofi.so", NULL };
+	static const char *const none[] = { NULL };
+	struct loaded l = load_fixture("aws-efa-4gpu.xml");
+	(void)state;
+
+	assert_int_equal(l.facts->n_rdma, 2);
+	assert_string_equal(l.facts->rdma[0].name, "rdmap16s27");
+	assert_int_equal(l.facts->rdma[0].rdma_class, LL_RDMA_CLASS_PLUGIN);
+	assert_string_equal(l.facts->rdma[0].provider, "efa");
+	/* A plain export: whether the plugin is installed is unknown. */
+	assert_false(l.facts->net_plugins_known);
+	assert_val(l.plan, "NCCL_IB_HCA", NULL);
+	assert_reason_has(l.plan, "NCCL_IB_HCA", "rdmap16s27, rdmap144s27: never NCCL_IB_HCA");
+	assert_reason_has(l.plan, "NCCL_IB_HCA", "AWS EFA");
+	assert_val(l.plan, "NCCL_IB_DISABLE", NULL);
+	assert_val(l.plan, "LLMLAUNCH_NET", "unknown");
+	assert_null(ll_plan_get(l.plan, "FI_PROVIDER"));
+	lint_has(l.plan, LL_LINT_INFO, "NCCL_NET_PLUGIN", "whether it is installed is not recorded");
+	assert_val(l.plan, "NCCL_SOCKET_IFNAME", "=ens5");
+
+	/* Known missing: sockets, and the lint says which plugin and what happens instead. */
+	set_plugins(&l, none);
+	assert_val(l.plan, "NCCL_IB_DISABLE", "1");
+	assert_reason_has(l.plan, "NCCL_IB_DISABLE", "aws-ofi-nccl, which AWS EFA needs, is not installed");
+	assert_val(l.plan, "LLMLAUNCH_NET", "socket");
+	assert_val(l.plan, "NCCL_IB_HCA", NULL);
+	lint_has(l.plan, LL_LINT_WARNING, "NCCL_NET_PLUGIN",
+		 "rdmap16s27, rdmap144s27: AWS EFA, which NCCL's IB transport cannot drive; NCCL needs the "
+		 "aws-ofi-nccl net plugin (libnccl-net.so, with libfabric's efa provider), which is not on the "
+		 "library path; without it this job's traffic between nodes uses TCP sockets over ens5");
+
+	/* Installed as NCCL's default libnccl-net.so: nothing to name, the provider set. */
+	set_plugins(&l, ofi_default);
+	assert_val(l.plan, "LLMLAUNCH_NET", "ofi");
+	assert_reason_has(l.plan, "LLMLAUNCH_NET", "AWS EFA (rdmap16s27, rdmap144s27) through aws-ofi-nccl");
+	assert_val(l.plan, "NCCL_NET_PLUGIN", NULL);
+	assert_reason_has(l.plan, "NCCL_NET_PLUGIN", "NCCL loads /opt/amazon/ofi-nccl/lib/libnccl-net.so");
+	assert_val(l.plan, "FI_PROVIDER", "efa");
+	assert_val(l.plan, "NCCL_IB_DISABLE", NULL);
+	assert_val(l.plan, "NCCL_IB_HCA", NULL);
+	assert_val(l.plan, "NCCL_NET_GDR_LEVEL", NULL);
+	assert_reason_has(l.plan, "NCCL_NET_GDR_LEVEL", "aws-ofi-nccl decides");
+
+	/* Only under its own name: NCCL_NET_PLUGIN=ofi makes NCCL load libnccl-net-ofi.so. */
+	set_plugins(&l, ofi_named);
+	assert_val(l.plan, "NCCL_NET_PLUGIN", "ofi");
+	/* Another plugin is NCCL's default libnccl-net.so: OFI must be named too. */
+	set_plugins(&l, hpcx_first);
+	assert_val(l.plan, "NCCL_NET_PLUGIN", "ofi");
+
+	/* An EFA device named in NCCL_IB_HCA is a mistake the lint names. */
+	{
+		char *env[] = { "NCCL_IB_HCA==rdmap16s27", NULL };
+
+		plan_env(&l, env);
+		lint_has(l.plan, LL_LINT_WARNING, "NCCL_IB_HCA",
+			 "'rdmap16s27' is not a device NCCL's IB transport drives");
+	}
+	unload(&l);
+}
+
+/* Cisco usNIC (real export): unusable, by its PCI vendor; the Prolog does not count it. */
+static void t_usnic_class(void **state)
+{
+	if (realdata_absent(__func__))
+		skip();
+	struct loaded l = load("hwloc-v2x-16intel64-manyVFs.xml");
+	(void)state;
+
+	for (size_t i = 0; i < l.facts->n_rdma; i++)
+		assert_int_equal(l.facts->rdma[i].rdma_class, LL_RDMA_CLASS_UNUSABLE);
+	assert_reason_has(l.plan, "NCCL_IB_DISABLE", "usnic_0:1, usnic_1:1, usnic_2:1 (PCI vendor 1137 (Cisco usNIC)");
+	unload(&l);
+}
+
+/* HPE Slingshot on tuo (MI300A, hwloc 2.12.2 export): the hsi interfaces are the
+ * fabric; the socket interface is one of them, not the management port. */
+static void t_slingshot_tuo(void **state)
+{
+	if (realdata_absent(__func__))
+		skip();
+	struct loaded l = load("flux-core/tuo.SPX.xml");
+	/* AMD GPUs: RCCL loads librccl-net*.so; NCCL's names do not count. */
+	static const char *const nccl_only[] = { "/opt/cray/aws-ofi-nccl/lib/libnccl-net.so",
+						 "/opt/cray/aws-ofi-nccl/lib/libnccl-net-ofi.so", NULL };
+	static const char *const ofi[] = { "/opt/cray/aws-ofi-rccl/lib/librccl-net.so",
+					   "/opt/cray/aws-ofi-rccl/lib/librccl-net-ofi.so", NULL };
+	(void)state;
+
+	assert_true(ll_facts_netif(l.facts, "hsi0")->slingshot);
+	assert_val(l.plan, "NCCL_SOCKET_IFNAME", "=hsi0");
+	assert_reason_has(l.plan, "NCCL_SOCKET_IFNAME", "HPE Slingshot");
+	assert_val(l.plan, "NCCL_IB_HCA", NULL);
+	assert_val(l.plan, "LLMLAUNCH_NET", "unknown");
+	set_plugins(&l, nccl_only);
+	assert_val(l.plan, "LLMLAUNCH_NET", "socket");
+	lint_has(l.plan, LL_LINT_WARNING, "NCCL_NET_PLUGIN", "(librccl-net.so, with libfabric's cxi provider)");
+	set_plugins(&l, ofi);
+	assert_val(l.plan, "LLMLAUNCH_NET", "ofi");
+	assert_val(l.plan, "NCCL_NET_PLUGIN", NULL);
+	assert_reason_has(l.plan, "NCCL_NET_PLUGIN", "RCCL loads /opt/cray/aws-ofi-rccl/lib/librccl-net.so");
+	assert_val(l.plan, "HSA_FORCE_FINE_GRAIN_PCIE", "1");
+	assert_val(l.plan, "NCCL_NET_GDR_LEVEL", "PHB");
+	assert_val(l.plan, "FI_CXI_DISABLE_HOST_REGISTER", "1");
+	assert_val(l.plan, "FI_MR_CACHE_MONITOR", "userfaultfd");
+	assert_val(l.plan, "FI_CXI_DEFAULT_CQ_SIZE", "131072");
+	assert_val(l.plan, "NCCL_CROSS_NIC", "1");
+	assert_val(l.plan, "FI_CXI_RDZV_PROTO", NULL);
+	assert_reason_has(l.plan, "FI_CXI_RDZV_PROTO", "--network=disable_rdzv_get");
+	{
+		char *env[] = { "SLURM_NETWORK=disable_rdzv_get", NULL };
+
+		plan_env(&l, env);
+		assert_val(l.plan, "FI_CXI_RDZV_PROTO", "alt_read");
+		assert_val(l.plan, "FI_CXI_RDZV_THRESHOLD", "0");
+	}
+	unload(&l);
+}
+
+/* A Frontier-class AMD node (tests/fixtures/hwloc/mi250x-slingshot.xml): ROCm's
+ * visibility variables, never CUDA's; XGMI as the GPU fabric; ranks bound by each
+ * GCD's NUMA node; Slingshot over the management port; RCCL's plugin names. */
+static void t_mi250x(void **state)
+{
+	static const char *const rccl_ofi[] = { "/opt/aws-ofi-rccl/lib/librccl-net.so",
+						"/opt/aws-ofi-rccl/lib/librccl-net-ofi.so", NULL };
+	static const char *const cpus[] = { "16-23", "24-31", "48-55", "56-63", "0-7", "8-15", "32-39", "40-47" };
+	static const int numa[] = { 1, 1, 3, 3, 0, 0, 2, 2 };
+	struct loaded l = load_fixture("mi250x-slingshot.xml");
+	struct ll_buf b;
+	(void)state;
+
+	assert_int_equal(l.facts->n_gpus, 8);
+	assert_int_equal(l.facts->gpus[0].vendor, LL_GPU_VENDOR_AMD);
+	assert_string_equal(l.facts->gpus[0].model, "AMD Instinct MI250X");
+	assert_string_equal(l.facts->gpus[4].uuid, "6b3c1a0000000004");
+	assert_int_equal(l.facts->gpus[0].nvlinks[0].fabric, LL_GPU_FABRIC_XGMI);
+	assert_val(l.plan, "CUDA_DEVICE_ORDER", NULL);
+	assert_reason_has(l.plan, "CUDA_DEVICE_ORDER", "AMD GPUs");
+	assert_null(ll_plan_get(l.plan, "CUDA_VISIBLE_DEVICES"));
+	assert_val(l.plan, "ROCR_VISIBLE_DEVICES", NULL);
+	assert_reason_has(l.plan, "ROCR_VISIBLE_DEVICES", "all 8 AMD GPUs are visible");
+	assert_val(l.plan, "LLMLAUNCH_GPU_FABRIC", "xgmi");
+	assert_val(l.plan, "LLMLAUNCH_GPU_DOMAIN", "8");
+	assert_val(l.plan, "LLMLAUNCH_NVLINK_DOMAIN", NULL);
+	assert_val(l.plan, "NCCL_SOCKET_IFNAME", "=hsn0");
+	assert_reason_has(l.plan, "NCCL_SOCKET_IFNAME", "HPE Slingshot Ethernet interface");
+	assert_reason_has(l.plan, "NCCL_SOCKET_IFNAME", "the fabric's own interface before any other");
+	assert_val(l.plan, "NCCL_IB_HCA", NULL);
+	assert_val(l.plan, "NCCL_IB_DISABLE", NULL);
+	assert_val(l.plan, "nproc-per-node", "8");
+	assert_val(l.plan, "OMP_NUM_THREADS", "8");
+	for (size_t r = 0; r < 8; r++) {
+		assert_int_equal(l.plan->ranks[r].numa_node, numa[r]);
+		assert_string_equal(l.plan->ranks[r].cpuset, cpus[r]);
+	}
+	ll_buf_init(&b);
+	ll_plan_summary(l.plan, &b);
+	assert_non_null(strstr(b.s, "8 GPUs per node, XGMI domain of 8"));
+	assert_non_null(strstr(b.s, "inside the XGMI domain: tensor-parallel size at most 8"));
+	ll_buf_release(&b);
+
+	/* ROCm's own selections: ROCR_VISIBLE_DEVICES by unique id, HIP_VISIBLE_DEVICES. */
+	{
+		char *env[] = { "ROCR_VISIBLE_DEVICES=GPU-6b3c1a0000000004,5", NULL };
+
+		plan_env(&l, env);
+		assert_int_equal(l.plan->n_ranks, 2);
+		assert_string_equal(l.plan->ranks[0].gpu_busid, "0000:c3:00.0");
+		assert_string_equal(l.plan->ranks[1].gpu_busid, "0000:c6:00.0");
+		assert_val(l.plan, "LLMLAUNCH_GPU_DOMAIN", "2");
+	}
+	{
+		char *env[] = { "HIP_VISIBLE_DEVICES=2", NULL };
+
+		plan_env(&l, env);
+		assert_val(l.plan, "HIP_VISIBLE_DEVICES", "2");
+		assert_string_equal(l.plan->ranks[0].gpu_busid, "0000:93:00.0");
+		assert_int_equal(l.plan->ranks[0].numa_node, 3);
+	}
+	/* Slurm's allocation is exported as ROCR_VISIBLE_DEVICES. */
+	{
+		char *env[] = { "SLURM_STEP_GPUS=6,7", NULL };
+
+		plan_env(&l, env);
+		assert_val(l.plan, "ROCR_VISIBLE_DEVICES", "6,7");
+		assert_null(ll_plan_get(l.plan, "CUDA_VISIBLE_DEVICES"));
+	}
+	/* RCCL's aws-ofi plugin found: the Slingshot settings HPE gives for RCCL. */
+	set_plugins(&l, rccl_ofi);
+	assert_val(l.plan, "LLMLAUNCH_NET", "ofi");
+	assert_val(l.plan, "HSA_FORCE_FINE_GRAIN_PCIE", "1");
+	assert_val(l.plan, "FI_CXI_DISABLE_HOST_REGISTER", "1");
+	assert_val(l.plan, "NCCL_NET_GDR_LEVEL", "PHB");
+	assert_val(l.plan, "NCCL_NET_PLUGIN", NULL);
+	unload(&l);
+}
+
+/* A workstation with an NVIDIA and an AMD GPU (flux-sched chimera.xml): one vendor is
+ * planned for, and the lint says so. */
+static void t_mixed_vendors(void **state)
+{
+	if (realdata_absent(__func__))
+		skip();
+	struct loaded l = load("flux-sched/chimera.xml");
+	(void)state;
+
+	assert_int_equal(l.facts->n_gpus, 2);
+	assert_val(l.plan, "CUDA_DEVICE_ORDER", "PCI_BUS_ID");
+	assert_val(l.plan, "nproc-per-node", "1");
+	assert_string_equal(l.plan->ranks[0].gpu_busid, l.facts->gpus[0].vendor == LL_GPU_VENDOR_NVIDIA
+								? l.facts->gpus[0].busid : l.facts->gpus[1].busid);
+	lint_has(l.plan, LL_LINT_WARNING, "CUDA_VISIBLE_DEVICES",
+		 "GPUs of two vendors (1 NVIDIA, 1 AMD): a PyTorch build drives one of them (CUDA or ROCm); "
+		 "planned for the 1 NVIDIA GPU, the others are left alone");
+	unload(&l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(t_fixture),
+		cmocka_unit_test(t_efa),
+		cmocka_unit_test(t_mi250x),
+		cmocka_unit_test(t_mixed_vendors),
+		cmocka_unit_test(t_usnic_class),
+		cmocka_unit_test(t_slingshot_tuo),
 		cmocka_unit_test(t_jrc0323),
 		cmocka_unit_test(t_mel3001),
 		cmocka_unit_test(t_dp_dam01),
 		cmocka_unit_test(t_arm64_ulna),
 		cmocka_unit_test(t_usnic),
 		cmocka_unit_test(t_dgx2),
+		cmocka_unit_test(t_no_io),
+		cmocka_unit_test(t_a100_pci_only_advice),
 	};
 
 	realdata = getenv("LL_REALDATA");

@@ -31,8 +31,10 @@ struct fx {
 	/* planner input */
 	char *env[16];
 	size_t n_env;
-	struct ll_assignment profile[8], cli[8];
-	size_t n_profile, n_cli;
+	struct ll_assignment profile[8], cli[8], conf[8];
+	size_t n_profile, n_cli, n_conf;
+	const char *conf_unreadable;
+	struct ll_process_limits limits;
 	int nproc, nnodes;
 	enum ll_bind_mode bind;
 	bool bind_cli;
@@ -63,6 +65,12 @@ static struct fx *fx_new(int n_numa, int per, int smt)
 	x->f.cores = x->cores;
 	x->f.numa_nodes = x->numa;
 	x->f.gdr_ready = LL_UNKNOWN;
+	x->f.dmabuf = LL_UNKNOWN;
+	/* A node as a live probe sees it: the PCI tree and the network devices were read. */
+	x->f.gpus_known = true;
+	x->f.netdevs_known = true;
+	x->f.dmabuf = LL_UNKNOWN;
+	x->f.nvidia_open_module = LL_UNKNOWN;
 	x->f.n_pus = total * smt;
 	for (int n = 0; n < n_numa; n++) {
 		x->numa[n].os_index = n;
@@ -97,6 +105,8 @@ static int fx_gpu(struct fx *x, int numa)
 	x->gpus[i].uuid = fx_str(x, "GPU-%08x-1111-2222-3333-444444444444", 0xabc00 + i);
 	x->gpus[i].nvlinks_active = -1;
 	x->gpus[i].nvlinks_inactive = -1;
+	/* NVML answered: no link unless a case adds one. */
+	x->gpus[i].links_known = true;
 	return i;
 }
 
@@ -108,6 +118,11 @@ static int fx_rdma(struct fx *x, const char *name, enum ll_port_state state, enu
 	x->rdma[i].name = fx_str(x, "%s", name);
 	x->rdma[i].busid = fx_str(x, "0000:%02x:00.0", 0x11 + i * 0x10);
 	x->rdma[i].numa_node = -1;
+	x->rdma[i].node_type = -1;
+	/* A ConnectX unless a case says otherwise (ll_rdma_classify is tested on its own). */
+	x->rdma[i].vendor_id = 0x15b3;
+	x->rdma[i].rdma_class = LL_RDMA_CLASS_VERBS;
+	x->rdma[i].class_why = "PCI vendor 15b3";
 	x->rdma[i].ports = p;
 	x->rdma[i].n_ports = 1;
 	p->number = 1;
@@ -174,6 +189,10 @@ static struct ll_plan *fx_plan(struct fx *x)
 		.bind_from_cli = x->bind_cli,
 		.nproc_per_node = x->nproc,
 		.nnodes = x->nnodes,
+		.nccl_conf = x->conf,
+		.n_nccl_conf = x->n_conf,
+		.nccl_conf_unreadable = x->conf_unreadable,
+		.limits = x->limits,
 	};
 	struct ll_error err = { 0 };
 	struct ll_plan *p = NULL;
@@ -408,10 +427,11 @@ static void t_gdr(void **state)
 	(void)state;
 
 	x->f.gdr_ready = LL_NO;
+	x->f.dmabuf = LL_NO; /* and no DMA-BUF either */
 	x->f.gdr_module = NULL;
 	p = fx_plan(x);
 	assert_val(p, "NCCL_NET_GDR_LEVEL", NULL);
-	assert_reason_has(p, "NCCL_NET_GDR_LEVEL", "not ready (neither nvidia_peermem nor nv_peer_mem is loaded)");
+	assert_reason_has(p, "NCCL_NET_GDR_LEVEL", "not ready (neither nvidia_peermem nor nv_peer_mem is loaded, and DMA-BUF is not usable)");
 	ll_plan_free(p);
 
 	x->f.gdr_ready = LL_UNKNOWN;
@@ -810,6 +830,310 @@ static void t_summary(void **state)
 	fx_free(x);
 }
 
+/* An export without I/O objects: no GPU, RDMA device or interface can be said to
+ * exist or not. Nothing is set from that silence, and the advice says so. */
+static void t_unknown_io(void **state)
+{
+	struct fx *x = fx_new(2, 4, 1);
+	struct ll_plan *p;
+	struct ll_buf b;
+	(void)state;
+
+	x->f.gpus_known = false;
+	x->f.netdevs_known = false;
+	p = fx_plan(x);
+	assert_val(p, "NCCL_IB_DISABLE", NULL);
+	assert_reason_has(p, "NCCL_IB_DISABLE", "network and RDMA devices unknown");
+	assert_val(p, "NCCL_IB_HCA", NULL);
+	assert_val(p, "NCCL_SOCKET_IFNAME", NULL);
+	assert_reason_has(p, "NCCL_SOCKET_IFNAME", "no network OS devices");
+	assert_val(p, "CUDA_DEVICE_ORDER", NULL);
+	assert_reason_has(p, "CUDA_DEVICE_ORDER", "GPUs unknown");
+	assert_val(p, "LLMLAUNCH_GPUS_PER_NODE", NULL);
+	assert_val(p, "LLMLAUNCH_NVLINK_DOMAIN", NULL);
+	assert_val(p, "LLMLAUNCH_NET", "unknown");
+	assert_val(p, "NCCL_NET_GDR_LEVEL", NULL);
+	assert_reason_has(p, "NCCL_NET_GDR_LEVEL", "RDMA devices unknown");
+	assert_val(p, "nproc-per-node", "1");
+	assert_lint(p, LL_LINT_WARNING, "nproc-per-node", "the number of GPUs is unknown");
+	ll_buf_init(&b);
+	ll_plan_summary(p, &b);
+	assert_string_equal(b.s, "GPUs unknown (the topology has no PCI objects); network between nodes: unknown; "
+				 "1 node. No layout advice without the GPUs: probe the node itself, or give an export "
+				 "made with I/O ('lstopo --of xml' keeps GPUs and NICs by default).");
+	ll_buf_release(&b);
+	ll_plan_free(p);
+
+	/* The PCI tree is there but no network OS device: GPUs are facts, RDMA is not. */
+	x->f.gpus_known = true;
+	fx_gpu(x, 0);
+	p = fx_plan(x);
+	assert_val(p, "CUDA_DEVICE_ORDER", "PCI_BUS_ID");
+	assert_val(p, "LLMLAUNCH_GPUS_PER_NODE", "1");
+	assert_val(p, "NCCL_IB_DISABLE", NULL);
+	assert_val(p, "LLMLAUNCH_NET", "unknown");
+	ll_plan_free(p);
+
+	/* The same node known to have no RDMA device: then, and only then, sockets. */
+	x->f.netdevs_known = true;
+	p = fx_plan(x);
+	assert_val(p, "NCCL_IB_DISABLE", "1");
+	assert_reason_has(p, "NCCL_IB_DISABLE", "no RDMA device on this node");
+	assert_val(p, "LLMLAUNCH_NET", "socket");
+	ll_plan_free(p);
+	fx_free(x);
+}
+
+/* GPUs known from PCI but their links not (no NVML data): the domain is unknown,
+ * and the advice does not conclude "no NVLink". */
+static void t_unknown_nvlink(void **state)
+{
+	struct fx *x = two_gpu_ib();
+	struct ll_plan *p;
+	struct ll_buf b;
+	(void)state;
+
+	x->gpus[0].links_known = false;
+	x->gpus[1].links_known = false;
+	x->f.source = "snapshot:a100.xml";
+	p = fx_plan(x);
+	assert_val(p, "LLMLAUNCH_NVLINK_DOMAIN", NULL);
+	assert_reason_has(p, "LLMLAUNCH_NVLINK_DOMAIN", "NVLink unknown: this export has no NVML data");
+	ll_buf_init(&b);
+	ll_plan_summary(p, &b);
+	assert_string_equal(b.s, "2 GPUs per node, NVLink unknown; network between nodes: InfiniBand (400 Gb/s per "
+				 "node); 1 node. NVLink unknown: this export has no NVML data; whether tensor "
+				 "parallelism stays on NVLink or crosses PCIe cannot be said: check 'nvidia-smi topo "
+				 "-m' on the node (NV# entries), or probe the node itself.");
+	assert_null(strstr(b.s, "No NVLink between GPUs"));
+	ll_buf_release(&b);
+	ll_plan_free(p);
+
+	/* Live, NVML silent: the reason names NVML on this node, not an export. */
+	x->f.source = "live";
+	p = fx_plan(x);
+	assert_reason_has(p, "LLMLAUNCH_NVLINK_DOMAIN", "NVML gave no answer on this node");
+	ll_plan_free(p);
+
+	/* One GPU known, the other not: still unknown, the domain needs both. */
+	x->gpus[0].links_known = true;
+	p = fx_plan(x);
+	assert_val(p, "LLMLAUNCH_NVLINK_DOMAIN", NULL);
+	ll_plan_free(p);
+	/* ... unless only the known one is the workers'. */
+	fx_env(x, "CUDA_VISIBLE_DEVICES=0");
+	p = fx_plan(x);
+	assert_val(p, "LLMLAUNCH_NVLINK_DOMAIN", "1");
+	assert_reason_has(p, "LLMLAUNCH_NVLINK_DOMAIN", "one GPU");
+	ll_plan_free(p);
+	fx_free(x);
+}
+
+/* The domain counts the workers' GPUs only: two visible GPUs of an NVSwitch board. */
+static void t_domain_of_visible(void **state)
+{
+	struct fx *x = fx_new(1, 8, 1);
+	struct ll_nvlink links[4];
+	struct ll_plan *p;
+	(void)state;
+
+	for (int i = 0; i < 4; i++) {
+		fx_gpu(x, 0);
+		links[i] = (struct ll_nvlink){ .remote = LL_NVLINK_REMOTE_NVSWITCH, .remote_gpu = -1,
+					       .bandwidth_mbps = 450000 };
+		x->gpus[i].nvlinks = &links[i];
+		x->gpus[i].n_nvlinks = 1;
+	}
+	p = fx_plan(x);
+	assert_val(p, "LLMLAUNCH_NVLINK_DOMAIN", "4");
+	ll_plan_free(p);
+	fx_env(x, "CUDA_VISIBLE_DEVICES=1,3");
+	p = fx_plan(x);
+	assert_val(p, "LLMLAUNCH_NVLINK_DOMAIN", "2");
+	assert_reason_has(p, "LLMLAUNCH_NVLINK_DOMAIN", "joined by NVLink/NVSwitch");
+	ll_plan_free(p);
+	fx_free(x);
+}
+
+static void fx_conf(struct fx *x, const char *name, const char *value, const char *origin)
+{
+	x->conf[x->n_conf++] = (struct ll_assignment){ fx_str(x, "%s", name), fx_str(x, "%s", value),
+						       fx_str(x, "%s", origin) };
+}
+
+static const struct ll_conf_line *conf_at(const struct ll_plan *p, const char *origin)
+{
+	for (size_t i = 0; i < p->n_conf; i++)
+		if (strcmp(p->conf[i].origin, origin) == 0)
+			return &p->conf[i];
+	fail_msg("no conf line %s", origin);
+	return NULL;
+}
+
+/* NCCL's own files: the environment wins over them, the first file over later
+ * ones; a conflict with what llmlaunch exports says which value NCCL uses. */
+static void t_nccl_conf(void **state)
+{
+	struct fx *x = two_gpu_ib();
+	const struct ll_setting *st;
+	struct ll_plan *p;
+	(void)state;
+
+	fx_conf(x, "NCCL_IB_HCA", "mlx5_0", "/tmp/job.conf:2");
+	fx_conf(x, "NCCL_TOPO_FILE", "/opt/microsoft/ndv4/topo.xml", "/etc/nccl.conf:2");
+	fx_conf(x, "NCCL_IB_HCA", "mlx5_1", "/etc/nccl.conf:3");
+	fx_conf(x, "NCCL_IB_DISABLE", "1", "/etc/nccl.conf:4");
+	fx_conf(x, "export NCCL_DEBUG", "WARN", "/etc/nccl.conf:5");
+	fx_conf(x, "NCCL_SOCKET_NTHREADS", "4", "/etc/nccl.conf:6");
+	fx_env(x, "NCCL_SOCKET_NTHREADS=8");
+	p = fx_plan(x);
+
+	/* llmlaunch exports its list: the environment wins, NCCL uses it. */
+	assert_val(p, "NCCL_IB_HCA", "=mlx5_0:1,mlx5_1:1");
+	assert_lint(p, LL_LINT_WARNING, "NCCL_IB_HCA",
+		    "/tmp/job.conf:2 sets NCCL_IB_HCA=mlx5_0, but NCCL uses '=mlx5_0:1,mlx5_1:1' (probe): the "
+		    "environment wins over NCCL's configuration files (NCCL src/misc/param.cc sets their lines with "
+		    "setenv(..., 0)); remove the line, or keep its value with --set NCCL_IB_HCA=mlx5_0");
+	assert_false(conf_at(p, "/tmp/job.conf:2")->used);
+	assert_string_equal(conf_at(p, "/tmp/job.conf:2")->note,
+			    "the environment wins: NCCL uses '=mlx5_0:1,mlx5_1:1' (probe)");
+	/* The later file's line for the same variable never counts. */
+	assert_string_equal(conf_at(p, "/etc/nccl.conf:3")->note,
+			    "shadowed by /tmp/job.conf:2: NCCL keeps the first value it reads");
+	/* A variable llmlaunch does not set: NCCL takes the file's value, shown as such. */
+	st = ll_plan_get(p, "NCCL_TOPO_FILE");
+	assert_non_null(st);
+	assert_string_equal(st->value, "/opt/microsoft/ndv4/topo.xml");
+	assert_int_equal(st->source, LL_SOURCE_NCCL_CONF);
+	assert_string_equal(st->origin, "/etc/nccl.conf:2");
+	assert_false(st->exported);
+	assert_true(conf_at(p, "/etc/nccl.conf:2")->used);
+	/* One the planner left unset on purpose: the file decides, the reason keeps both,
+	 * and the lint judges it as any value the user brought. */
+	assert_val(p, "NCCL_IB_DISABLE", "1");
+	assert_int_equal(ll_plan_get(p, "NCCL_IB_DISABLE")->source, LL_SOURCE_NCCL_CONF);
+	assert_reason_has(p, "NCCL_IB_DISABLE", "set in /etc/nccl.conf:4, which NCCL reads itself; probe left it unset");
+	assert_lint(p, LL_LINT_WARNING, "NCCL_IB_DISABLE", "while 2 InfiniBand ports are ACTIVE");
+	ll_plan_free(p);
+
+	/* ... as long as nothing exports it: with the plan's value NULL, the file's is
+	 * what ll_plan_value gives (what NCCL will use). */
+	x->n_conf = 0;
+	fx_conf(x, "NCCL_IB_GID_INDEX", "3", "/etc/nccl.conf:1");
+	p = fx_plan(x);
+	st = ll_plan_get(p, "NCCL_IB_GID_INDEX");
+	assert_non_null(st);
+	assert_string_equal(st->value, "3");
+	assert_string_equal(st->reason, "set in /etc/nccl.conf:1, which NCCL reads itself");
+	ll_plan_free(p);
+
+	/* The inherited environment wins too; a name NCCL reads with its prefix is a warning. */
+	x->n_conf = 0;
+	fx_conf(x, "NCCL_SOCKET_NTHREADS", "4", "/etc/nccl.conf:6");
+	fx_conf(x, "export NCCL_DEBUG", "WARN", "/etc/nccl.conf:5");
+	x->conf_unreadable = "/nonexistent/nccl.conf";
+	p = fx_plan(x);
+	assert_string_equal(conf_at(p, "/etc/nccl.conf:6")->note,
+			    "the environment wins: NCCL uses '8' (inherited environment)");
+	assert_lint(p, LL_LINT_WARNING, "NCCL_SOCKET_NTHREADS", "but NCCL uses '8' (inherited environment)");
+	assert_lint(p, LL_LINT_WARNING, NULL, "here 'export NCCL_DEBUG'");
+	assert_lint(p, LL_LINT_WARNING, "NCCL_CONF_FILE", "'/nonexistent/nccl.conf' cannot be read");
+	ll_plan_free(p);
+	fx_free(x);
+}
+
+static const struct ll_lint *lint_on(const struct ll_plan *p, const char *var)
+{
+	for (size_t i = 0; i < p->n_lints; i++)
+		if (ll_streq(p->lints[i].variable, var))
+			return &p->lints[i];
+	return NULL;
+}
+
+/* The plumbing RDMA needs: pinned memory, the uverbs devices, GPUDirect. */
+static void t_plumbing(void **state)
+{
+	struct fx *x = two_gpu_ib();
+	const struct ll_lint *l;
+	struct ll_plan *p;
+	(void)state;
+
+	/* A container's 64 KiB, no CAP_IPC_LOCK: registration fails, run must not start. */
+	x->limits = (struct ll_process_limits){ .known = true, .memlock_bytes = 65536, .ipc_lock = LL_NO };
+	p = fx_plan(x);
+	l = lint_on(p, "RLIMIT_MEMLOCK");
+	assert_non_null(l);
+	assert_int_equal(l->level, LL_LINT_ERROR);
+	assert_true(l->blocking);
+	assert_string_equal(l->message,
+			    "the locked-memory limit is 64 KiB (ulimit -l 64) and this process lacks CAP_IPC_LOCK: "
+			    "NCCL's RDMA memory registration will fail ('NCCL WARN Call to ibv_reg_mr failed'); raise it "
+			    "to unlimited: '* soft memlock unlimited' and '* hard memlock unlimited' in "
+			    "/etc/security/limits.conf (then log in again), 'docker run --ulimit memlock=-1', or "
+			    "LimitMEMLOCK=infinity in slurmd's systemd unit");
+	ll_plan_free(p);
+	/* Large but limited: a warning, no block. */
+	x->limits.memlock_bytes = 8ULL << 30;
+	p = fx_plan(x);
+	l = lint_on(p, "RLIMIT_MEMLOCK");
+	assert_int_equal(l->level, LL_LINT_WARNING);
+	assert_false(l->blocking);
+	assert_non_null(strstr(l->message, "8 GiB"));
+	ll_plan_free(p);
+	/* Root with CAP_IPC_LOCK: the limit does not apply, said as info. */
+	x->limits = (struct ll_process_limits){ .known = true, .memlock_bytes = 65536, .ipc_lock = LL_YES };
+	p = fx_plan(x);
+	l = lint_on(p, "RLIMIT_MEMLOCK");
+	assert_int_equal(l->level, LL_LINT_INFO);
+	assert_false(l->blocking);
+	ll_plan_free(p);
+	/* Unlimited, or no RDMA planned: nothing. */
+	x->limits = (struct ll_process_limits){ .known = true, .memlock_unlimited = true, .ipc_lock = LL_NO };
+	p = fx_plan(x);
+	assert_null(lint_on(p, "RLIMIT_MEMLOCK"));
+	ll_plan_free(p);
+
+	/* The uverbs devices: missing in a container, unreadable, or ib_uverbs not loaded. */
+	x->rdma[0].uverbs = "uverbs0";
+	x->rdma[0].uverbs_access = LL_UVERBS_MISSING;
+	x->rdma[1].uverbs = "";
+	p = fx_plan(x);
+	assert_lint(p, LL_LINT_WARNING, "NCCL_IB_HCA",
+		    "/dev/infiniband/uverbs0 (mlx5_0) missing: a container without the RDMA devices; NCCL finds none "
+		    "and uses TCP sockets; pass them in: docker run --device=/dev/infiniband");
+	assert_lint(p, LL_LINT_WARNING, "NCCL_IB_HCA",
+		    "mlx5_1: no user-space verbs device (the kernel module ib_uverbs is not loaded)");
+	ll_plan_free(p);
+	x->rdma[0].uverbs_access = LL_UVERBS_DENIED;
+	x->rdma[1].uverbs = "uverbs1";
+	x->rdma[1].uverbs_access = LL_UVERBS_OK;
+	p = fx_plan(x);
+	assert_lint(p, LL_LINT_WARNING, "NCCL_IB_HCA", "/dev/infiniband/uverbs0 (mlx5_0) not readable and writable");
+	ll_plan_free(p);
+	x->rdma[0].uverbs_access = LL_UVERBS_OK;
+
+	/* GPUDirect RDMA: no peer-memory module, and the proprietary driver has no DMA-BUF. */
+	x->f.gdr_ready = LL_NO;
+	x->f.nvidia_open_module = LL_NO;
+	x->f.dmabuf = LL_NO;
+	p = fx_plan(x);
+	assert_val(p, "NCCL_NET_GDR_LEVEL", NULL);
+	assert_lint(p, LL_LINT_WARNING, "NCCL_NET_GDR_LEVEL",
+		    "GPUDirect RDMA is off: nvidia_peermem is not loaded and DMA-BUF is not usable (NVIDIA's "
+		    "proprietary kernel module exports no DMA-BUF): NCCL copies every transfer through host memory; "
+		    "load the module: sudo modprobe nvidia-peermem");
+	ll_plan_free(p);
+	/* DMA-BUF (open module, Linux 5.12+) is GPUDirect RDMA without the module. */
+	x->f.nvidia_open_module = LL_YES;
+	x->f.dmabuf = LL_YES;
+	p = fx_plan(x);
+	assert_val(p, "NCCL_NET_GDR_LEVEL", "PIX");
+	assert_reason_has(p, "NCCL_NET_GDR_LEVEL", "through DMA-BUF");
+	assert_null(lint_on(p, "NCCL_NET_GDR_LEVEL"));
+	ll_plan_free(p);
+	fx_free(x);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -827,6 +1151,11 @@ int main(void)
 		cmocka_unit_test(t_interfaces),
 		cmocka_unit_test(t_lint_debug),
 		cmocka_unit_test(t_summary),
+		cmocka_unit_test(t_unknown_io),
+		cmocka_unit_test(t_unknown_nvlink),
+		cmocka_unit_test(t_domain_of_visible),
+		cmocka_unit_test(t_nccl_conf),
+		cmocka_unit_test(t_plumbing),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

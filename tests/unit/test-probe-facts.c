@@ -246,7 +246,11 @@ static void test_jureca(void **state)
 	assert_string_equal(f->netifs[5].name, "ib3");
 
 	assert_int_equal(f->gdr_ready, LL_UNKNOWN);
-	assert_int_equal(ll_facts_nvlink_domain(f), 1);
+	/* PCI devices only: the links of these SXM4 GPUs are not in the export. */
+	assert_false(f->gpus[0].links_known);
+	assert_int_equal(ll_facts_gpu_domain(f, NULL, 0), -1);
+	assert_true(f->gpus_known);
+	assert_true(f->netdevs_known);
 	assert_null(ll_facts_rdma(f, "mlx5_4"));
 	ll_facts_free(f);
 }
@@ -332,8 +336,17 @@ static void test_dgx2(void **state)
 			assert_non_null(f->gpus[i].nvlinks[k].remote_busid);
 		}
 	}
-	assert_int_equal(ll_facts_nvlink_domain(f), 16);
+	assert_int_equal(ll_facts_gpu_domain(f, NULL, 0), 16);
+	{
+		int two[] = { 3, 9 };
+
+		/* Any two GPUs of the NVSwitch fabric are one domain of two. */
+		assert_int_equal(ll_facts_gpu_domain(f, two, 2), 2);
+	}
 	assert_int_equal(f->n_rdma, 0);
+	/* PCI objects, but not one network OS device: NICs were not exported. */
+	assert_true(f->gpus_known);
+	assert_false(f->netdevs_known);
 	assert_null(f->gpu_nic);
 	assert_int_equal(ll_facts_nearest_rdma(f, 0), -1);
 	ll_facts_free(f);
@@ -364,7 +377,7 @@ static void test_power8(void **state)
 	}
 	assert_int_equal(gpu, 1);
 	assert_int_equal(cpu, 1);
-	assert_int_equal(ll_facts_nvlink_domain(f), 2);
+	assert_int_equal(ll_facts_gpu_domain(f, NULL, 0), 2);
 	ll_facts_free(f);
 }
 
@@ -385,7 +398,7 @@ static void test_usnic(void **state)
 		assert_string_equal(f->rdma[j].name, name);
 		assert_int_equal(f->rdma[j].vendor_id, 0x1137);
 	}
-	assert_int_equal(ll_facts_nvlink_domain(f), 0);
+	assert_int_equal(ll_facts_gpu_domain(f, NULL, 0), 0);
 	ll_facts_free(f);
 }
 
@@ -465,8 +478,11 @@ static void test_fixture(void **state)
 		assert_null(g->uuid);
 		assert_int_equal(g->n_nvlinks, 0);
 		assert_int_equal(g->nvlinks_active, -1);
+		assert_false(g->links_known);
 	}
-	assert_int_equal(ll_facts_nvlink_domain(f), 1);
+	assert_int_equal(ll_facts_gpu_domain(f, NULL, 0), -1);
+	assert_true(f->gpus_known);
+	assert_true(f->netdevs_known);
 
 	assert_int_equal(f->n_rdma, 2);
 	for (size_t j = 0; j < 2; j++) {
@@ -578,6 +594,90 @@ static void test_names(void **state)
 	ll_facts_free(NULL);
 }
 
+/* An export without I/O objects: nothing about GPUs or NICs can be said. */
+static void test_no_io(void **state)
+{
+	if (realdata_absent(__func__))
+		skip();
+	struct ll_facts *f = facts_of("mpibind-2/cascade-lake-ap-snl-hwloc1.xml", NULL);
+
+	(void)state;
+	assert_false(f->gpus_known);
+	assert_false(f->netdevs_known);
+	assert_int_equal(f->n_gpus, 0);
+	assert_int_equal(ll_facts_gpu_domain(f, NULL, 0), -1);
+	assert_int_equal(f->n_numa_nodes, 4);
+	ll_facts_free(f);
+}
+
+/* AMD MI300A (tuo, hwloc 2.12.2): processing accelerators of class 1200, one rsmiN
+ * each, joined by XGMI (XGMIBandwidth, 100000 MB/s); CPX mode splits each APU into
+ * six ROCm devices, which are GPUs of their own. */
+static void test_amd_mi300a(void **state)
+{
+	if (realdata_absent(__func__))
+		skip();
+	struct ll_facts *f = facts_of("flux-core/tuo.SPX.xml", NULL);
+
+	(void)state;
+	assert_int_equal(f->n_gpus, 4);
+	for (size_t i = 0; i < 4; i++) {
+		assert_int_equal(f->gpus[i].vendor, LL_GPU_VENDOR_AMD);
+		assert_int_equal(f->gpus[i].device_id, 0x74a0);
+		assert_int_equal(f->gpus[i].partition, 0);
+		assert_int_equal(f->gpus[i].numa_node, (int)i);
+		assert_true(f->gpus[i].links_known);
+		assert_int_equal(f->gpus[i].n_nvlinks, 3);
+		assert_int_equal(f->gpus[i].nvlinks[0].fabric, LL_GPU_FABRIC_XGMI);
+		assert_int_equal(f->gpus[i].nvlinks[0].bandwidth_mbps, 100000);
+		/* ROCm SMI's all-zero unique id means none. */
+		assert_null(f->gpus[i].uuid);
+	}
+	assert_string_equal(f->gpus[0].model, "Aqua Vanjaram [Instinct MI300A]");
+	assert_int_equal(ll_facts_gpu_domain(f, NULL, 0), 4);
+	assert_int_equal(ll_facts_gpu_fabric(f, NULL, 0), LL_GPU_FABRIC_XGMI);
+	ll_facts_free(f);
+
+	f = facts_of("flux-core/tuo.CPX.xml", NULL);
+	assert_int_equal(f->n_gpus, 24);
+	assert_string_equal(f->gpus[5].busid, "0000:02:00.0");
+	assert_int_equal(f->gpus[5].partition, 6);
+	assert_string_equal(f->gpus[6].busid, "0001:02:00.0");
+	assert_int_equal(f->gpus[6].partition, 1);
+	/* An empty GPUModel on a partition: the device's name stands for it. */
+	assert_non_null(f->gpus[1].model);
+	assert_int_equal(ll_facts_gpu_domain(f, NULL, 0), 24);
+	{
+		int two[] = { 0, 5 };
+
+		/* Two partitions of one APU share its package. */
+		assert_int_equal(ll_facts_gpu_domain(f, two, 2), 2);
+	}
+	ll_facts_free(f);
+}
+
+/* AMD GPUs without XGMI facts: MI50 with rsmi devices in an hwloc 1.x-format file
+ * written by hwloc 2.7 (no subtype, no distances: corona.xml), and Vega 20 with
+ * OpenCL devices only (epyc-corona.xml): GPUs known, links unknown. */
+static void test_amd_links_unknown(void **state)
+{
+	if (realdata_absent(__func__))
+		skip();
+	struct ll_facts *f = facts_of("flux-core/corona.xml", NULL);
+
+	(void)state;
+	assert_int_equal(f->n_gpus, 8);
+	assert_int_equal(f->gpus[0].vendor, LL_GPU_VENDOR_AMD);
+	assert_false(f->gpus[0].links_known);
+	assert_int_equal(ll_facts_gpu_domain(f, NULL, 0), -1);
+	ll_facts_free(f);
+	f = facts_of("mpibind-2/epyc-corona.xml", NULL);
+	assert_int_equal(f->n_gpus, 4);
+	assert_int_equal(f->gpus[0].device_id, 0x66a1);
+	assert_int_equal(ll_facts_gpu_domain(f, NULL, 0), -1);
+	ll_facts_free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -591,6 +691,9 @@ int main(void)
 		cmocka_unit_test(test_power8),
 		cmocka_unit_test(test_usnic),
 		cmocka_unit_test(test_k40_wholeio),
+		cmocka_unit_test(test_no_io),
+		cmocka_unit_test(test_amd_mi300a),
+		cmocka_unit_test(test_amd_links_unknown),
 	};
 
 	realdata = getenv("LL_REALDATA");

@@ -35,6 +35,7 @@ static struct ll_facts *node(size_t ngpus, const char *ports, enum ll_tristate g
 						  : LL_LINK_LAYER_INFINIBAND;
 	}
 	f->gdr_ready = gdr;
+	f->gpus_known = f->netdevs_known = true;
 	return f;
 }
 
@@ -173,7 +174,7 @@ static void test_gdr(void **state)
 	struct ll_facts *f = node(8, "AAAAAAAA", LL_NO);
 
 	(void)state;
-	check(f, &dgx, "GPUDirect RDMA is required but neither nvidia_peermem nor nv_peer_mem is loaded", 0, 4, 4);
+	check(f, &dgx, "GPUDirect RDMA is required but neither nvidia_peermem nor nv_peer_mem is loaded, and DMA-BUF is not usable", 0, 4, 4);
 	node_free(f);
 	f = node(8, "AAAAAAAA", LL_UNKNOWN);
 	check(f, &dgx, NULL, 1, 3, 4);
@@ -187,8 +188,75 @@ static void test_several_faults_one_line(void **state)
 	(void)state;
 	check(f, &dgx,
 	      "expected 8 GPUs, found 6; expected at least 8 active InfiniBand RDMA ports, found 7 (mlx5_7:1 DOWN); "
-	      "GPUDirect RDMA is required but neither nvidia_peermem nor nv_peer_mem is loaded",
+	      "GPUDirect RDMA is required but neither nvidia_peermem nor nv_peer_mem is loaded, and DMA-BUF is not usable",
 	      0, 4, 4);
+	node_free(f);
+}
+
+/* A topology that cannot tell (no PCI objects, no network OS devices): notes only,
+ * never a fault that would drain the node. */
+static void test_unknown_is_a_note(void **state)
+{
+	struct ll_facts *f = node(0, "", LL_YES);
+	struct ll_health h;
+
+	(void)state;
+	f->gpus_known = false;
+	f->netdevs_known = false;
+	check(f, &dgx, NULL, 2, 1, 4);
+	ll_health_check(f, &dgx, &h);
+	assert_string_equal(h.notes[0], "GPUs are unknown (a topology without PCI objects): the GPU count is not checked");
+	assert_string_equal(h.notes[1], "RDMA devices are unknown (a topology without network OS devices): ports not checked");
+	ll_health_release(&h);
+	node_free(f);
+}
+
+/* Devices NCCL cannot use do not make up the count; a missing plugin is a note. */
+static void test_classes(void **state)
+{
+	struct ll_facts *f = node(8, "AAAAAAAA", LL_YES);
+	const struct ll_profile_expect two = { .gpus = -1, .active_rdma_ports = 2, .gdr_required = LL_UNKNOWN };
+	struct ll_health h;
+
+	(void)state;
+	for (size_t i = 0; i < 7; i++)
+		f->rdma[i].rdma_class = LL_RDMA_CLASS_UNUSABLE;
+	check(f, &two, "expected at least 2 active RDMA ports, found 1 (mlx5_0:1 unusable, mlx5_1:1 unusable, "
+		       "mlx5_2:1 unusable, mlx5_3:1 unusable and 3 more)", 0, 1, 1);
+	for (size_t i = 0; i < 8; i++)
+		f->rdma[i].rdma_class = LL_RDMA_CLASS_PLUGIN;
+	check(f, &two, NULL, 0, 1, 1);
+	f->net_plugins_known = true;
+	ll_health_check(f, &two, &h);
+	assert_int_equal(h.n_faults, 0);
+	assert_int_equal(h.n_notes, 1);
+	assert_non_null(strstr(h.notes[0], "mlx5_0, mlx5_1, mlx5_2, mlx5_3, mlx5_4, mlx5_5, mlx5_6, mlx5_7 need the "
+					    "aws-ofi-nccl net plugin, which is not on the library path"));
+	ll_health_release(&h);
+	node_free(f);
+}
+
+/* The expected ports must be usable from user space; DMA-BUF stands in for the
+ * peer-memory module. */
+static void test_plumbing(void **state)
+{
+	struct ll_facts *f = node(8, "AAAAAAAA", LL_NO);
+	const struct ll_profile_expect ib = { .gpus = -1, .active_rdma_ports = 8,
+					      .link_layer = LL_LINK_LAYER_INFINIBAND, .gdr_required = LL_YES };
+
+	(void)state;
+	f->dmabuf = LL_YES;
+	check(f, &ib, NULL, 0, 3, 3);
+	f->rdma[2].uverbs = "";
+	f->rdma[5].uverbs = "uverbs5";
+	f->rdma[5].uverbs_access = LL_UVERBS_MISSING;
+	check(f, &ib, "RDMA devices unusable from user space: mlx5_2 has no uverbs device (ib_uverbs not loaded), "
+		      "/dev/infiniband/uverbs5 of mlx5_5 is missing (udev)", 0, 3, 3);
+	/* Access rights of a user are no node fault. */
+	f->rdma[2].uverbs = NULL;
+	f->rdma[5].uverbs_access = LL_UVERBS_DENIED;
+	check(f, &ib, NULL, 0, 3, 3);
+	f->rdma[5].uverbs = NULL;
 	node_free(f);
 }
 
@@ -196,6 +264,9 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_all_met),
+		cmocka_unit_test(test_unknown_is_a_note),
+		cmocka_unit_test(test_classes),
+		cmocka_unit_test(test_plumbing),
 		cmocka_unit_test(test_nothing_stated),
 		cmocka_unit_test(test_gpu_missing),
 		cmocka_unit_test(test_more_gpus_is_fine),
