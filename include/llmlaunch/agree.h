@@ -321,8 +321,6 @@ enum { LL_OPT_AGREE_TIMEOUT = 0x1200, LL_OPT_STRICT };
 	"  --agree-timeout S  under srun or mpirun: wait at most S seconds for every node to\n"  \
 	"                    arrive (default 120 s + 50 ms a node)\n"                           \
 	"  --strict          soft differences between nodes (a port down, another rate) are errors\n"
-/* Large jobs take a while for the last node to start: ten minutes before giving up. */
-#define LL_AGREE_DEFAULT_TIMEOUT 600.0
 /* Handle one of the options above: 1 handled, 0 not one of them, -EINVAL (err set). */
 int ll_agree_cmd_option(struct ll_agree_options *o, int opt, const char *arg, struct ll_error *err);
 
