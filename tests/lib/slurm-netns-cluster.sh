@@ -47,12 +47,19 @@ SLURM_NETNS_ID=${SLURM_NETNS_ID:-}
 SLURM_NETNS_ISOLATED=${SLURM_NETNS_ISOLATED:-}
 SLURM_NETNS_LIST=()
 
-# Why this machine cannot make the cluster (empty output: it can). Tries a namespace
-# with a veth pair, then removes it.
+# Why this machine cannot make the cluster (empty output: it can).
 slurm_netns_missing() {
-	local why t probe
+	local why
 	why=$(slurm_cluster_missing)
 	[ -n "$why" ] && { echo "$why"; return; }
+	slurm_netns_net_missing
+}
+
+# Why this machine cannot make the nodes' network (empty output: it can). Tries a
+# namespace with a veth pair, then removes it.
+slurm_netns_net_missing() {
+	local t probe
+	[ "$(id -u)" = 0 ] || { echo "not root"; return; }
 	for t in ip unshare nsenter mount; do
 		command -v "$t" >/dev/null 2>&1 || { echo "$t not installed"; return; }
 	done
@@ -273,6 +280,39 @@ slurm_netns_leftovers() {
 	ip netns list 2>/dev/null | grep "^llt$id-" | sed 's/^/namespace /'
 	pgrep -a -f "$dir/" 2>/dev/null | sed 's/^/process /'
 	return 0
+}
+
+# slurm_netns_start_network N: the nodes' namespaces and network alone, no Slurm (for
+# launchers that start their own daemons: mpirun with slurm_netns_mpi_agent).
+slurm_netns_start_network() {
+	local n=${1:-4} why
+	why=$(slurm_netns_net_missing)
+	if [ -n "$why" ]; then
+		slurm_cluster_log "cannot start: $why"
+		return 1
+	fi
+	[ -n "$SLURM_NETNS_ID" ] || SLURM_NETNS_ID=$$x$RANDOM
+	SLURM_CLUSTER_STOP_HOOK=slurm_netns_teardown
+	[ -n "$SLURM_CLUSTER_DIR" ] || SLURM_CLUSTER_DIR=$(mktemp -d /tmp/ll-netns.XXXXXX) || return 1
+	mkdir -p "$SLURM_CLUSTER_DIR/bin" "$SLURM_CLUSTER_DIR/run" "$SLURM_CLUSTER_DIR/log"
+	SLURM_CLUSTER_NODES=$n
+	slurm_netns_write_in_node "$SLURM_CLUSTER_DIR"
+	slurm_netns_network "$n" "$SLURM_CLUSTER_DIR" || { slurm_cluster_log "network set-up failed"; return 1; }
+}
+
+# Open MPI's launcher agent (plm_rsh_agent) for these nodes: where mpirun would run
+# "ssh HOST COMMAND", COMMAND runs inside node HOST (prints the agent's path).
+slurm_netns_mpi_agent() {
+	local agent=$SLURM_CLUSTER_DIR/bin/mpi-agent
+	cat >"$agent" <<EOF
+#!/usr/bin/env bash
+# plm_rsh_agent: HOST COMMAND... (one shell command line, as ssh takes it)
+host=\$1
+shift
+exec "$SLURM_CLUSTER_DIR/bin/in-node" "\$host" /bin/sh -c "\$*"
+EOF
+	chmod 755 "$agent"
+	echo "$agent"
 }
 
 slurm_netns_stop() {
