@@ -97,7 +97,8 @@ run_one() {
 	python3 - "$tmp/out" "$t0" "$t1" >>"$tmp/$label" <<'PY'
 import json, sys
 lines = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
-print(max(l["seconds"] for l in lines), float(sys.argv[3]) - float(sys.argv[2]), len(lines))
+print(max(l["seconds"] for l in lines), float(sys.argv[3]) - float(sys.argv[2]), len(lines),
+      max(l.get("prove_seconds", 0) for l in lines))
 PY
 }
 
@@ -118,12 +119,13 @@ n = int(sys.argv[1])
 def load(p):
     rows = [list(map(float, l.split())) for l in open(p)]
     assert all(int(r[2]) == n for r in rows), f"a run lost nodes: {rows}"
-    return statistics.median(r[0] for r in rows), statistics.median(r[1] for r in rows)
-f, fw = load(sys.argv[2])
-a, aw = load(sys.argv[3])
+    return (statistics.median(r[0] for r in rows), statistics.median(r[1] for r in rows),
+            statistics.median(r[3] for r in rows))
+f, fw, _ = load(sys.argv[2])
+a, aw, proof = load(sys.argv[3])
 ratio = a / f
 print(f"== {n} {sys.argv[4]}: bare PMIx fence {f*1e3:.1f} ms (srun {fw:.2f} s), "
-      f"llmlaunch {a*1e3:.1f} ms (srun {aw:.2f} s): ratio {ratio:.2f}x "
+      f"llmlaunch {a*1e3:.1f} ms{f' (proof {proof*1e3:.1f} ms)' if proof else ''} (srun {aw:.2f} s): ratio {ratio:.2f}x "
       f"(target <= 1.5x: {'ok' if ratio <= 1.5 else 'MISSED'})")
 PY
 done

@@ -22,6 +22,7 @@
  * step, the PMIx namespace): two jobs sharing a port cannot mistake each other. */
 #include "llmlaunch/agree.h"
 #include "llmlaunch/clock.h"
+#include "llmlaunch/port.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -203,9 +204,7 @@ void ll_rdzv_close(struct ll_rdzv *r)
 		close(r->fd);
 	if (r->epfd >= 0)
 		close(r->epfd);
-	for (size_t i = 0; i < r->nnodes; i++)
-		free(r->names[i]);
-	free(r->names);
+	ll_strv_free(r->names, r->nnodes);
 	free(r->seen);
 	free(r->arrival_ifname);
 	free(r->arrival_addr);
@@ -897,22 +896,6 @@ const char *ll_rdzv_verdict(const struct ll_rdzv *r)
 
 /* ---- routes and interfaces ---- */
 
-static int parse_numeric(const char *addr, struct sockaddr_storage *ss, socklen_t *len)
-{
-	memset(ss, 0, sizeof(*ss));
-	if (inet_pton(AF_INET, addr, &((struct sockaddr_in *)ss)->sin_addr) == 1) {
-		ss->ss_family = AF_INET;
-		*len = sizeof(struct sockaddr_in);
-		return 0;
-	}
-	if (inet_pton(AF_INET6, addr, &((struct sockaddr_in6 *)ss)->sin6_addr) == 1) {
-		ss->ss_family = AF_INET6;
-		*len = sizeof(struct sockaddr_in6);
-		return 0;
-	}
-	return -EINVAL;
-}
-
 static void set_port(struct sockaddr_storage *ss, int port)
 {
 	if (ss->ss_family == AF_INET6)
@@ -950,9 +933,8 @@ int ll_route_to(const char *addr, char **ret_ifname, char **ret_source, struct l
 	char text[INET6_ADDRSTRLEN];
 	int fd, r;
 
-	if (parse_numeric(addr, &ss, &len) < 0)
+	if (ll_sockaddr_numeric(addr, 9, &ss, &len) < 0)
 		return ll_error_set(err, -EINVAL, "'%s' is not a numeric address", addr);
-	set_port(&ss, 9);
 	/* A UDP "connection" sends nothing: it only asks the kernel for the route. */
 	fd = socket(ss.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
@@ -1048,9 +1030,8 @@ static int reach_connect(const struct ll_rdzv_proof *p, char source[INET6_ADDRST
 	socklen_t len;
 	int e = ETIMEDOUT;
 
-	if (parse_numeric(p->master_addr, &dst, &len) < 0)
+	if (ll_sockaddr_numeric(p->master_addr, p->master_port, &dst, &len) < 0)
 		return EINVAL;
-	set_port(&dst, p->master_port);
 	if (p->ifname) {
 		int r = if_source(p->ifname, dst.ss_family, &src, source);
 		if (r < 0)

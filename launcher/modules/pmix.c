@@ -695,9 +695,7 @@ out:
 	free(st.cache);
 	free(st.checkin_why);
 	if (st.names)
-		for (uint32_t i = 0; i < st.size; i++)
-			free(st.names[i]);
-	free(st.names);
+		ll_strv_free(st.names, st.size);
 	/* After a timeout a fence may still be pending in the server; finalizing then can
 	 * wait on it, so only a clean run says goodbye. The process ends soon anyway. */
 	if (st.initialized && r != -ETIMEDOUT && r != -EHOSTUNREACH)

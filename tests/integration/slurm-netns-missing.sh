@@ -11,11 +11,8 @@
 set -u
 . "$LL_SRCDIR/tests/lib/agree-test.sh"
 . "$LL_SRCDIR/tests/lib/slurm-netns-cluster.sh"
-why=$(slurm_netns_missing)
-[ -z "$why" ] || skip "$why"
 [ -x /usr/bin/python3 ] || skip "/usr/bin/python3 missing"
-trap 'slurm_netns_stop; agree_cleanup' EXIT
-slurm_netns_start 4 || { slurm_cluster_dump_logs; skip "the namespaced Slurm cluster did not start"; }
+slurm_netns_test_cluster 4
 slurm_cluster_node_env n4 LL_DELAY=10
 
 launch() { # MPI
@@ -35,7 +32,7 @@ launch() { # MPI
 	! grep -q llmlaunch-example "$agree_tmp"/out-*.txt || fail "--mpi=$1: a worker started"
 }
 
-message() { grep '^llmlaunch: ' "$agree_tmp/err-$1.txt" | grep -v '^llmlaunch: waiting for '; }
+message() { agree_message "$agree_tmp/err-$1.txt"; }
 
 check() { # MPI EXPECTED-MESSAGE EXPECTED-STATUS
 	local t got
@@ -54,7 +51,7 @@ grep -q '^llmlaunch: agreement timed out after 6 s' "$agree_tmp/err-3.txt" || fa
 echo "pmix: named n4; srun took $took s"
 
 launch none
-port=$(sed -n 's/.*198\.51\.100\.1:\([0-9]*\).*/\1/p' "$agree_tmp/err-0.txt" | head -1)
+port=$(agree_port_of 198.51.100.1 "$agree_tmp/err-0.txt")
 check none "llmlaunch: 1 of 4 nodes did not reach the master 198.51.100.1:$port within 6 s: n4" \
 	"llmlaunch: waiting for 1 of 4 nodes to reach the master: n4"
 got=$(message 3)

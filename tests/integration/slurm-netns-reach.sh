@@ -11,11 +11,8 @@
 set -u
 . "$LL_SRCDIR/tests/lib/agree-test.sh"
 . "$LL_SRCDIR/tests/lib/slurm-netns-cluster.sh"
-why=$(slurm_netns_missing)
-[ -z "$why" ] || skip "$why"
 [ -x /usr/bin/python3 ] || skip "/usr/bin/python3 missing"
-trap 'slurm_netns_stop; agree_cleanup' EXIT
-slurm_netns_start 4 || { slurm_cluster_dump_logs; skip "the namespaced Slurm cluster did not start"; }
+slurm_netns_test_cluster 4
 
 # launch MPI [VAR=VALUE...]: `llmlaunch train.py` on 4 nodes, which must fail on all.
 launch() {
@@ -31,11 +28,10 @@ launch() {
 	! grep -q llmlaunch-example "$agree_tmp"/out-*.txt || fail "--mpi=$mpi: a worker started"
 }
 
-# message TASK: the task's error line (status lines aside).
-message() { grep '^llmlaunch: ' "$agree_tmp/err-$1.txt" | grep -v '^llmlaunch: waiting for '; }
+message() { agree_message "$agree_tmp/err-$1.txt"; }
 
 # The master port is the job's: read it from one message, then compare whole lines.
-port_in() { sed -n 's/.*198\.51\.100\.1:\([0-9]*\).*/\1/p' "$agree_tmp/err-$1.txt" | head -1; }
+port_in() { agree_port_of 198.51.100.1 "$agree_tmp/err-$1.txt"; }
 
 expect_all() { # TASKS EXPECTED-LINE
 	local t got

@@ -10,11 +10,8 @@
 set -u
 . "$LL_SRCDIR/tests/lib/agree-test.sh"
 . "$LL_SRCDIR/tests/lib/slurm-netns-cluster.sh"
-why=$(slurm_netns_missing)
-[ -z "$why" ] || skip "$why"
 /usr/bin/python3 -c 'import torch.distributed' 2>/dev/null || skip "Debian's python3-torch is not installed"
-trap 'slurm_netns_stop; agree_cleanup' EXIT
-slurm_netns_start 4 || { slurm_cluster_dump_logs; skip "the namespaced Slurm cluster did not start"; }
+slurm_netns_test_cluster 4
 dir=$SLURM_CLUSTER_DIR id=$SLURM_NETNS_ID
 
 # train MPI: the example over 4 nodes, one process each; checks every rank's line.

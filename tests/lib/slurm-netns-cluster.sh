@@ -315,6 +315,16 @@ EOF
 	echo "$agent"
 }
 
+# For tests, after tests/lib/agree-test.sh: skip (exit 77, the reason on stderr) where
+# the cluster cannot be made, stop it and clean up on exit, start N nodes.
+slurm_netns_test_cluster() {
+	local why
+	why=$(slurm_netns_missing)
+	[ -z "$why" ] || skip "$why"
+	trap 'slurm_netns_stop; agree_cleanup' EXIT
+	slurm_netns_start "$1" || { slurm_cluster_dump_logs; skip "the namespaced Slurm cluster did not start"; }
+}
+
 slurm_netns_stop() {
 	slurm_cluster_stop
 	# The directory may not have been made (a start that failed early).
