@@ -9,21 +9,32 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+int ll_sockaddr_numeric(const char *addr, int port, struct sockaddr_storage *ret, socklen_t *ret_len)
+{
+	memset(ret, 0, sizeof(*ret));
+	if (inet_pton(AF_INET, addr, &((struct sockaddr_in *)ret)->sin_addr) == 1) {
+		ret->ss_family = AF_INET;
+		((struct sockaddr_in *)ret)->sin_port = htons((uint16_t)port);
+		*ret_len = sizeof(struct sockaddr_in);
+		return 0;
+	}
+	if (inet_pton(AF_INET6, addr, &((struct sockaddr_in6 *)ret)->sin6_addr) == 1) {
+		ret->ss_family = AF_INET6;
+		((struct sockaddr_in6 *)ret)->sin6_port = htons((uint16_t)port);
+		*ret_len = sizeof(struct sockaddr_in6);
+		return 0;
+	}
+	return -EINVAL;
+}
+
 int ll_free_port(const char *addr, int *ret, struct ll_error *err)
 {
-	struct sockaddr_storage ss = { 0 };
+	struct sockaddr_storage ss;
 	socklen_t len;
 	int fd, r, port;
 
-	if (inet_pton(AF_INET, addr, &((struct sockaddr_in *)&ss)->sin_addr) == 1) {
-		ss.ss_family = AF_INET;
-		len = sizeof(struct sockaddr_in);
-	} else if (inet_pton(AF_INET6, addr, &((struct sockaddr_in6 *)&ss)->sin6_addr) == 1) {
-		ss.ss_family = AF_INET6;
-		len = sizeof(struct sockaddr_in6);
-	} else {
+	if (ll_sockaddr_numeric(addr, 0, &ss, &len) < 0)
 		return ll_error_set(err, -EINVAL, "cannot find a free port on '%s': not a numeric address", addr);
-	}
 
 	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)

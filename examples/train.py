@@ -12,6 +12,7 @@ by LOCAL_RANK, as below.
 """
 import argparse
 import os
+import socket
 import sys
 import time
 
@@ -95,6 +96,9 @@ def main():
         "env_world_size": os.environ.get("WORLD_SIZE", "-"),
         "master_addr": os.environ.get("MASTER_ADDR", "-"),
         "master_port": os.environ.get("MASTER_PORT", "-"),
+        "host": socket.gethostname(),
+        "gloo_ifname": os.environ.get("GLOO_SOCKET_IFNAME", "-"),
+        "nccl_ifname": os.environ.get("NCCL_SOCKET_IFNAME", "-"),
         "backend": dist.get_backend(),
         "device": str(device),
         "affinity": cpu_list(os.sched_getaffinity(0)),

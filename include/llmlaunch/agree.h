@@ -73,7 +73,9 @@ int ll_summary_parse(const char *text, const char *who, struct ll_summary **ret,
 
 /* Digest of everything the homogeneity check compares (equal digests: nothing to report). */
 uint64_t ll_summary_hw_digest(const struct ll_summary *s);
-/* Digest of the set of non-loopback subnets (equal digests: same subnets, whatever the addresses). */
+/* Digest of the set of subnets that could join nodes: not loopback, not container bridges,
+ * not host prefixes (/32, /128), which no two nodes share (equal digests: same subnets,
+ * whatever the addresses). */
 uint64_t ll_summary_net_digest(const struct ll_summary *s);
 int ll_summary_active_ports(const struct ll_summary *s);
 
@@ -137,6 +139,150 @@ int ll_agree_decide(const struct ll_agree_input *in, struct ll_agree_result *ret
 /* The switch above a node in a SLURM_TOPOLOGY_ADDR ("s1.s7.n12" -> "s1.s7"); "" for none. */
 size_t ll_topology_leaf_len(const char *addr);
 
+/* Whether nodes[i] publishes its full summary when digests differ: it is the first node
+ * (lowest index) of its hardware digest or of its network digest, or node 0. Those are
+ * the members ll_agree_decide() reads for a group it is not in, so one collective
+ * exchange of them gives every node all it reads (no read of a peer on demand). */
+bool ll_agree_publishes_summary(const struct ll_agree_node *nodes, size_t n, size_t i);
+
+/* Append names[index[i]] for the first of n_index nodes to b, then how many of n_total
+ * are not shown, as every message names nodes: "n4", "n3, n4", "n1, ..., n8 and 992 more". */
+#define LL_AGREE_NAMES_SHOWN 8
+void ll_agree_add_names(struct ll_buf *b, char *const *names, const size_t *index, size_t n_index, size_t n_total);
+
+/* ---- deadlines (launcher/agree/agree.c) ---- */
+
+/* Every wait of a multi-node start scales with the job: more nodes take longer to
+ * start, to check in, and to connect to rank 0. */
+struct ll_agree_deadlines {
+	double agree_s;             /* every node arrives and the decision is made */
+	double reach_s;             /* every node reaches the master after the decision */
+	double rdzv_s;              /* torchrun's own static rendezvous (--rdzv_conf timeout=) */
+	bool agree_given;           /* agree_s is the user's --agree-timeout */
+};
+#define LL_AGREE_BASE_S 120.0
+#define LL_AGREE_PER_NODE_S 0.05
+#define LL_REACH_BASE_S 10.0
+#define LL_REACH_PER_NODE_S 0.002
+#define LL_RDZV_BASE_S 60.0
+#define LL_RDZV_PER_NODE_S 0.05
+
+/* The deadlines for a job of `nnodes` nodes; agree_timeout > 0 is the user's own
+ * --agree-timeout, which also bounds the reachability wait. Pure. */
+void ll_agree_deadlines(size_t nnodes, double agree_timeout, struct ll_agree_deadlines *ret);
+/* "120 s + 50 ms a node" style reason for one deadline, for explain (malloc'ed). */
+char *ll_agree_deadline_reason(double base_s, double per_node_s, size_t nnodes);
+
+/* ---- waiting for nodes ---- */
+
+enum ll_agree_wait { LL_AGREE_WAIT_ARRIVE, LL_AGREE_WAIT_REACH };
+
+/* What a node waits for, for a status line ("waiting for 3 of 64 nodes: n17, n42, n63"). */
+struct ll_agree_progress {
+	enum ll_agree_wait what;
+	double waited_s;
+	size_t n_missing, n_nodes;
+	const char *names;          /* the first missing nodes, ll_agree_add_names() style */
+	bool done;                  /* the wait is over: the last call, after at least one other */
+	bool ok;                    /* done: everyone came (else an error follows) */
+};
+typedef void ll_agree_progress_fn(void *data, const struct ll_agree_progress *p);
+
+/* ---- the check-in and the rendezvous proof (launcher/agree/agree-rdzv.c) ---- */
+
+/* Rank 0 listens from the start of the agreement on the port that becomes torchrun's
+ * master port. The other nodes connect to it to check in while the agreement waits
+ * (rank 0 then knows who is missing without waiting for the full fence and tells
+ * them), and after the decision to prove they reach the master address and port
+ * through their interface (rank 0 tells all of them the verdict). One connection a
+ * node each time: rank 0's work grows with the job, every other node's does not. */
+struct ll_rdzv;
+
+struct ll_rdzv_job {
+	const char *id;             /* the same text on every node of the job ("slurm 123.0", a PMIx namespace) */
+	size_t nnodes, rank;
+	char *const *names;         /* names[rank], nnodes of them (copied) */
+	ll_agree_progress_fn *progress; /* NULL: no status */
+	void *progress_data;
+};
+
+/* The line node job->rank sends rank 0 ("CHECKIN" or "REACH"), for simulators of
+ * many nodes (bench/rdzv-reach.c); the nodes themselves send it in ll_rdzv_checkin()
+ * and ll_rdzv_prove(). Malloc'ed, '\n'-terminated. */
+char *ll_rdzv_hello(const struct ll_rdzv_job *job, const char *kind);
+
+#define LL_RDZV_PORTS 8
+/* The ports rank 0 tries, the same on every node: LL_RDZV_PORTS consecutive ports
+ * from `base` within 20000-32767 (below Linux's ephemeral range). */
+void ll_rdzv_ports(int base, int ret[LL_RDZV_PORTS]);
+
+/* Rank 0: listen on the wildcard address at the first of `ports` free there (none
+ * free, or n_ports 0: a port the kernel picks). */
+int ll_rdzv_listen(const struct ll_rdzv_job *job, const int *ports, size_t n_ports, struct ll_rdzv **ret,
+		   struct ll_error *err);
+int ll_rdzv_port(const struct ll_rdzv *r);
+
+/* Other nodes: start checking in with rank 0 at `host` (a name or an address) on the
+ * first of `ports` where rank 0 of this job answers. Non-blocking: ll_rdzv_run()
+ * does the work. -ENOENT (message set) when `host` does not resolve. */
+int ll_rdzv_checkin(const struct ll_rdzv_job *job, const char *host, const int *ports, size_t n_ports,
+		    struct ll_rdzv **ret, struct ll_error *err);
+
+/* Serve (rank 0) or follow (others) until `wake_fd` (-1: none) is readable, the
+ * verdict arrived, or `until` (ll_now_s() scale) passes; reports progress. */
+void ll_rdzv_run(struct ll_rdzv *r, int wake_fd, double until);
+
+/* What is known of the nodes not here: rank 0 counts itself, the others repeat rank
+ * 0's last status. ret_names (may be NULL) gets ll_agree_add_names() text. False when
+ * nothing is known (a node that could not check in); *ret_why then says why. */
+bool ll_rdzv_missing(struct ll_rdzv *r, size_t *ret_n, char **ret_names, char **ret_why);
+/* Rank 0's verdict, once a node received it (FAIL's message), else NULL. */
+const char *ll_rdzv_verdict(const struct ll_rdzv *r);
+
+/* Rank 0: send every connected node the verdict (NULL: OK, else FAIL with the
+ * message), wait briefly for them to close first, close them. */
+void ll_rdzv_send_verdict(struct ll_rdzv *r, const char *fail_message);
+
+/* Tell the user the wait is over, `ok`: everyone came (a status line shown is cleared). */
+void ll_rdzv_progress_done(struct ll_rdzv *r, bool ok);
+
+void ll_rdzv_close(struct ll_rdzv *r);
+static inline void ll_rdzv_closep(struct ll_rdzv **r) { if (*r) { ll_rdzv_close(*r); *r = NULL; } }
+
+struct ll_rdzv_proof {
+	const char *master_addr;    /* numeric */
+	int master_port;
+	const char *ifname;         /* this node's interface for the job; NULL: the route's */
+	double deadline;            /* give up on an unreachable master (ll_now_s() scale) */
+	double arrive_deadline;     /* keep trying while nothing listens yet (>= deadline) */
+};
+
+struct ll_rdzv_outcome {
+	bool self_failed;           /* this node could not reach the master */
+	char *detail;               /* then: "n3 cannot reach the master A:P through eth0 (S): ..." */
+	char *verdict;              /* rank 0's FAIL message, when one was received or sent */
+	char *arrival_ifname;       /* rank 0: its interface the others came in on, */
+	char *arrival_addr;         /* and its address there (NULL: nobody came) */
+};
+void ll_rdzv_outcome_release(struct ll_rdzv_outcome *o);
+
+/* The proof. Rank 0 (server: its listener): wait until every node reached it or the
+ * arrive deadline, then send the verdict. Others (server NULL): connect to the master
+ * through the interface, tell rank 0, wait for the verdict. 0 when every node reached
+ * rank 0; -EHOSTUNREACH when one did not (message: this node's failure, else rank 0's
+ * verdict); -ETIMEDOUT / -EIO when rank 0 gave no verdict. */
+int ll_rdzv_prove(const struct ll_rdzv_job *job, struct ll_rdzv *server, const struct ll_rdzv_proof *p,
+		  struct ll_rdzv_outcome *out, struct ll_error *err);
+
+/* "n3 cannot reach the master A:P through eth0 (198.51.100.3): Connection timed out":
+ * one node's failure, as it reports it and as every other node repeats it. */
+char *ll_rdzv_failure_text(const char *node, const char *master_addr, int master_port, const char *ifname,
+			   const char *source, const char *why);
+
+/* The interface the kernel would use to reach `addr` (numeric) and this node's address on
+ * it: ret_ifname, ret_source malloc'ed. -ENETUNREACH (message set) without a route. */
+int ll_route_to(const char *addr, char **ret_ifname, char **ret_source, struct ll_error *err);
+
 /* ---- the entry point (launcher/agree/agree-run.c) ---- */
 
 enum ll_agree_backend { LL_AGREE_AUTO = 0, LL_AGREE_PMIX, LL_AGREE_SLURM, LL_AGREE_SINGLE };
@@ -144,7 +290,7 @@ const char *ll_agree_backend_name(enum ll_agree_backend b);
 
 struct ll_agree_options {
 	enum ll_agree_backend backend; /* AUTO: PMIx when its variables are set, else Slurm, else single */
-	double timeout_s;           /* fence timeout; <= 0: LL_AGREE_DEFAULT_TIMEOUT */
+	double timeout_s;           /* the agreement's; <= 0: scaled with the job (ll_agree_deadlines) */
 	bool strict;
 	char *const *environ;       /* environment to detect launchers in; NULL: the process's */
 	/* The user's own rendezvous flags for torchrun (`run`: --nnodes, --node_rank,
@@ -161,6 +307,11 @@ struct ll_agree_options {
 	/* env/explain: agree only under a launcher; alone, leave the plan untouched
 	 * (ret->backend = LL_AGREE_SINGLE, nnodes 1). */
 	bool launcher_only;
+	/* run: after the decision, every node proves it reaches the master address and
+	 * port through its interface (ll_rdzv_prove); a node that cannot fails them all. */
+	bool prove;
+	ll_agree_progress_fn *progress; /* status while waiting for nodes; NULL: none */
+	void *progress_data;
 };
 
 /* --agree-timeout and --strict for the commands that agree (run, env, explain). */
@@ -169,14 +320,11 @@ enum { LL_OPT_AGREE_TIMEOUT = 0x1200, LL_OPT_STRICT };
 	{ "agree-timeout", required_argument, NULL, LL_OPT_AGREE_TIMEOUT },      \
 	{ "strict", no_argument, NULL, LL_OPT_STRICT }
 #define LL_AGREE_HELP                                                                        \
-	"  --agree-timeout S  under srun --mpi=pmix or mpirun: wait at most S seconds for every\n" \
-	"                    node to arrive (default 600)\n"                                     \
+	"  --agree-timeout S  under srun or mpirun: wait at most S seconds for every node to\n"  \
+	"                    arrive (default 120 s + 50 ms a node)\n"                           \
 	"  --strict          soft differences between nodes (a port down, another rate) are errors\n"
 /* Handle one of the options above: 1 handled, 0 not one of them, -EINVAL (err set). */
 int ll_agree_cmd_option(struct ll_agree_options *o, int opt, const char *arg, struct ll_error *err);
-
-/* Large jobs take a while for the last node to start: ten minutes before giving up. */
-#define LL_AGREE_DEFAULT_TIMEOUT 600.0
 
 struct ll_cluster {
 	enum ll_agree_backend backend;
@@ -191,6 +339,9 @@ struct ll_cluster {
 	size_t n_notes;
 	double seconds;             /* time spent agreeing */
 	size_t n_fetched;
+	struct ll_agree_deadlines deadlines; /* for a job of nnodes (not single) */
+	bool proved;                /* every node reached the master (options' prove) */
+	double prove_seconds;       /* of which the proof */
 };
 
 void ll_cluster_release(struct ll_cluster *c);

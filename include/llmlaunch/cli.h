@@ -76,6 +76,13 @@ void ll_report(const struct ll_error *err);
 void ll_errorf(const char *fmt, ...) LL_PRINTF(1, 2);
 void ll_warnf(const char *fmt, ...) LL_PRINTF(1, 2);
 
+/* The agreement's status line while a node waits for the others, on stderr: updated
+ * in place on a terminal ("waiting for 3 of 64 nodes: n17, n42, n63 (12 s)"), a line
+ * now and then in a log (the first, then on a change at most every 10 s, else every
+ * 60 s). For ll_agree_options.progress (data unused). */
+struct ll_agree_progress;
+void ll_cli_agree_progress(void *data, const struct ll_agree_progress *p);
+
 /* A command returns the exit status (LL_EXIT_*, or a job's own status when it ran
  * one) or a negative errno for a failure it has already reported; main() maps that
  * to the process's exit status and checks standard output once for every command,

@@ -3,7 +3,12 @@
 #define LLMLAUNCH_PORT_H
 
 #include <stdbool.h>
+#include <sys/socket.h>
 #include "llmlaunch/util.h"
+
+/* `addr` ("192.0.2.1", "fd00::1") and `port` as a socket address: 0, or -EINVAL when
+ * the text is not a numeric address. */
+int ll_sockaddr_numeric(const char *addr, int port, struct sockaddr_storage *ret, socklen_t *ret_len);
 
 /* A TCP port nobody has bound on numeric address `addr` ("127.0.0.1", "::",
  * "0.0.0.0"), found by binding port 0 and releasing it. The kernel's choice is

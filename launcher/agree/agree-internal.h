@@ -6,13 +6,16 @@
 #include "llmlaunch/agree-pmix.h"
 #include "llmlaunch/agree.h"
 
-/* PMIx: publish `rec` and `self`, fence, decide. Fills ret (nnodes, node_rank,
- * master, socket_ifname, subnet, notes, checked). Loads the PMIx module on first use. */
-int agree_pmix_run(const struct ll_summary *self, const struct ll_agree_node *rec, const struct ll_agree_options *o,
-		   struct ll_cluster *ret, struct ll_error *err);
+/* PMIx: publish, fence, decide, prove (llmlaunch/agree-pmix.h). Fills ret (nnodes,
+ * node_rank, master, socket_ifname, subnet, notes, checked). Loads the PMIx module on
+ * first use. */
+int agree_pmix_run(const struct ll_agree_pmix_args *a, struct ll_cluster *ret, struct ll_error *err);
 
-/* Slurm environment alone: node rank, count, first host, port from the job id. */
-int agree_slurm_run(const struct ll_agree_options *o, struct ll_cluster *ret, struct ll_error *err);
+/* Slurm environment alone: node rank, count, first host, port from the job id, the
+ * interface of the route to the first host; the proof when o->prove (proof_ifname:
+ * the user's interface for the job, NULL: the route's). */
+int agree_slurm_run(const struct ll_agree_options *o, const char *proof_ifname, struct ll_cluster *ret,
+		    struct ll_error *err);
 
 /* The port the Slurm fallback derives from a job and step id (20000-32767, below
  * Linux's ephemeral range, so a kernel-chosen port never takes it first). */

@@ -6,8 +6,7 @@
 /* Linked in directly by programs that carry the module's code; absent from the binary. */
 extern ll_pmix_module_run_fn ll_pmix_module_run __attribute__((weak));
 
-int agree_pmix_run(const struct ll_summary *self, const struct ll_agree_node *rec, const struct ll_agree_options *o,
-		   struct ll_cluster *ret, struct ll_error *err)
+int agree_pmix_run(const struct ll_agree_pmix_args *a, struct ll_cluster *ret, struct ll_error *err)
 {
 	static ll_pmix_module_run_fn *run;
 	int r;
@@ -21,5 +20,5 @@ int agree_pmix_run(const struct ll_summary *self, const struct ll_agree_node *re
 			return r;
 		run = (ll_pmix_module_run_fn *)sym;
 	}
-	return run(self, rec, o, ret, err);
+	return run(a, ret, err);
 }

@@ -225,6 +225,42 @@ static void plan_put(struct ll_plan *plan, const char *name, const char *value, 
 	ll_plan_set(plan, name, value, LL_SOURCE_CLUSTER, NULL, reason, exported);
 }
 
+static void put_deadline(struct ll_plan *plan, const char *name, double seconds, const char *what, char *reason)
+{
+	char num[32], *full = ll_asprintf("%s: %s", what, reason);
+
+	snprintf(num, sizeof(num), "%.0f", seconds);
+	plan_put(plan, name, num, full, false);
+	free(full);
+	free(reason);
+}
+
+/* The waits of a multi-node start, each scaled with the job (ll_agree_deadlines), for
+ * explain to show; torchrun's own rendezvous timeout is passed to it unless a profile
+ * or the user set --rdzv_conf. */
+static void apply_deadlines(struct ll_plan *plan, const struct ll_cluster *c)
+{
+	const struct ll_agree_deadlines *d = &c->deadlines;
+	size_t n = (size_t)c->nnodes;
+
+	put_deadline(plan, "agree_timeout", d->agree_s, "seconds every node has to arrive",
+		     d->agree_given ? ll_strdup("--agree-timeout on the command line")
+				    : ll_agree_deadline_reason(LL_AGREE_BASE_S, LL_AGREE_PER_NODE_S, n));
+	put_deadline(plan, "reach_timeout", d->reach_s, "seconds every node has to reach the master",
+		     d->agree_given && d->reach_s >= d->agree_s
+			     ? ll_strdup("no longer than --agree-timeout")
+			     : ll_agree_deadline_reason(LL_REACH_BASE_S, LL_REACH_PER_NODE_S, n));
+	if (!ll_plan_get(plan, "torchrun.rdzv_conf")) {
+		char *value = ll_asprintf("timeout=%.0f", d->rdzv_s);
+		char *reason = ll_agree_deadline_reason(LL_RDZV_BASE_S, LL_RDZV_PER_NODE_S, n);
+		char *full = ll_asprintf("torchrun's rendezvous timeout (seconds): %s", reason);
+		plan_put(plan, "torchrun.rdzv_conf", value, full, false);
+		free(full);
+		free(reason);
+		free(value);
+	}
+}
+
 void ll_cluster_apply(struct ll_plan *plan, const struct ll_cluster *c, const struct ll_agree_options *o)
 {
 	static const struct ll_agree_options no_options = { 0 };
@@ -259,8 +295,10 @@ void ll_cluster_apply(struct ll_plan *plan, const struct ll_cluster *c, const st
 		} else {
 			reason = c->backend == LL_AGREE_PMIX
 					 ? ll_asprintf("node 0's address in %s, the subnet every node shares", c->subnet)
-				 : c->backend == LL_AGREE_SLURM ? ll_strdup("first host of the Slurm node list")
-								: ll_strdup("this node: the only one");
+				 : c->backend == LL_AGREE_SLURM
+					 ? ll_asprintf("first host of the Slurm node list%s",
+						       c->proved ? ", where every node reached it" : "")
+					 : ll_strdup("this node: the only one");
 			plan_put(plan, "master_addr", c->master_addr, reason, false);
 			free(reason);
 		}
@@ -273,8 +311,9 @@ void ll_cluster_apply(struct ll_plan *plan, const struct ll_cluster *c, const st
 		else
 			plan_put(plan, "master_port", num,
 				 c->backend == LL_AGREE_SLURM ? "derived from the job and step id"
-				 : single		      ? "free on every address of this node when checked"
-							      : "free on node 0 when checked",
+				 : single ? "free on every address of this node when checked"
+					  : "the first of the job's candidate ports free on node 0, held by it while the "
+					    "nodes agreed",
 				 false);
 	}
 	if (!single) {
@@ -293,12 +332,21 @@ void ll_cluster_apply(struct ll_plan *plan, const struct ll_cluster *c, const st
 	}
 	if (c->socket_ifname) {
 		char *nccl = ll_asprintf("=%s", c->socket_ifname);
-		reason = ll_asprintf("this node's interface in %s, shared by all %d nodes", c->subnet, c->nnodes);
+		if (c->backend == LL_AGREE_PMIX)
+			reason = ll_asprintf("this node's interface in %s, shared by all %d nodes", c->subnet, c->nnodes);
+		else if (c->node_rank == 0)
+			reason = ll_asprintf("this node's interface with the master address %s%s", c->master_addr,
+					     c->proved ? ", where the other nodes reached it" : "");
+		else
+			reason = ll_asprintf("the interface of this node's route to the master %s (slurm: the nodes "
+					     "exchange nothing)", c->master_addr);
 		plan_put(plan, "NCCL_SOCKET_IFNAME", nccl, reason, true);
 		plan_put(plan, "GLOO_SOCKET_IFNAME", c->socket_ifname, reason, true);
 		free(reason);
 		free(nccl);
 	}
+	if (!single)
+		apply_deadlines(plan, c);
 }
 
 /* ---- the entry ---- */
@@ -359,12 +407,50 @@ static int agree_single(const struct ll_agree_options *o, struct ll_cluster *ret
 	return 0;
 }
 
+/* The interface the user chose for the job (environment or command line), which the
+ * rendezvous proof then uses: NCCL_SOCKET_IFNAME when it names one interface ("eth0",
+ * "=eth0"), else GLOO_SOCKET_IFNAME. NULL: none, or a list (the agreed one is proved). */
+static char *user_ifname(const struct ll_plan *plan)
+{
+	static const char *const vars[] = { "NCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME" };
+
+	for (size_t i = 0; plan && i < LL_ARRAY_SIZE(vars); i++) {
+		const struct ll_setting *s = ll_plan_get(plan, vars[i]);
+		const char *v;
+
+		if (!s || s->source <= LL_SOURCE_CLUSTER || !s->value)
+			continue;
+		v = s->value[0] == '=' ? s->value + 1 : s->value;
+		if (*v && !strpbrk(v, ",^ "))
+			return ll_strdup(v);
+	}
+	return NULL;
+}
+
+/* The job's first candidate master port, the same on every node: from the Slurm job
+ * and step (as the Slurm backend's port), else from the PMIx namespace. */
+static int port_base(char *const *environ)
+{
+	struct ll_slurm_job job;
+	const char *ns = ll_env_get(environ, "PMIX_NAMESPACE");
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	if (ll_slurm_job_read(environ, &job, NULL) == 0 && job.job_id >= 0)
+		return agree_slurm_port((unsigned long)job.job_id, (unsigned long)(job.step_id >= 0 ? job.step_id : 0));
+	for (const char *c = ns ? ns : ""; *c; c++) {
+		h ^= (unsigned char)*c;
+		h *= 0x100000001b3ULL;
+	}
+	return 20000 + (int)(h % 12768);
+}
+
 int ll_agree(struct ll_plan *plan, const struct ll_facts *facts, const struct ll_agree_options *o,
 	     struct ll_cluster *ret, struct ll_error *err)
 {
 	enum ll_agree_backend backend = o->backend ? o->backend : ll_agree_detect(o->environ);
 	struct ll_cluster c = { 0 };
 	double t0 = ll_now_s();
+	_cleanup_free_ char *proof_ifname = user_ifname(plan);
 	int r;
 
 	/* The user's own torchrun flags say they run the nodes by hand. */
@@ -380,24 +466,23 @@ int ll_agree(struct ll_plan *plan, const struct ll_facts *facts, const struct ll
 	case LL_AGREE_PMIX: {
 		_cleanup_(ll_summary_freep) struct ll_summary *self = NULL;
 		struct ll_agree_node rec = { 0 };
-		int port;
+		struct ll_agree_pmix_args args = { .rec = &rec, .o = o };
 
 		r = ll_summary_build(facts, plan, &self, err);
-		if (r < 0)
-			break;
-		r = ll_free_port_any(&port, err);
 		if (r < 0)
 			break;
 		rec.hw_digest = ll_summary_hw_digest(self);
 		rec.net_digest = ll_summary_net_digest(self);
 		rec.host_key = host_key();
-		rec.port = port;
 		rec.topology_addr = (char *)ll_env_get(o->environ, "SLURM_TOPOLOGY_ADDR");
-		r = agree_pmix_run(self, &rec, o, &c, err);
+		args.self = self;
+		args.proof_ifname = proof_ifname;
+		args.port_base = port_base(o->environ);
+		r = agree_pmix_run(&args, &c, err);
 		break;
 	}
 	case LL_AGREE_SLURM:
-		r = agree_slurm_run(o, &c, err);
+		r = agree_slurm_run(o, proof_ifname, &c, err);
 		break;
 	default:
 		r = agree_single(o, &c, err);

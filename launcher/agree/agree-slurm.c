@@ -1,13 +1,26 @@
 /* The Slurm backend without PMIx (srun --mpi=none, a batch script): everything comes
- * from the job's environment, so no node learns anything about the others and no
- * homogeneity check is possible. */
+ * from the job's environment and the network, so no node learns anything about the
+ * others' hardware and no homogeneity check is possible. What it does know:
+ *
+ *   master    the first host of the node list, as this node resolves it (DNS is the one
+ *             thing the nodes share); its numeric address, so nothing resolves it again
+ *   interface on every other node, the one its route to that address leaves by; on node 0,
+ *             the one holding the address, or (run) the one the others came in on
+ *   port      derived from the job and step id, so every node computes the same
+ *
+ * Under `run` the rendezvous proof is also the check-in: node 0 listens on the master
+ * port and waits for every node to connect through its interface (naming those that do
+ * not), the others retry until it listens. */
 #include "agree-internal.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <netdb.h>
+#include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "llmlaunch/clock.h"
 #include "llmlaunch/hostlist.h"
 #include "llmlaunch/port.h"
 #include "llmlaunch/slurm.h"
@@ -18,11 +31,129 @@ int agree_slurm_port(unsigned long job_id, unsigned long step_id)
 	return 20000 + (int)((job_id * 8 + step_id % 8) % 12768);
 }
 
-int agree_slurm_run(const struct ll_agree_options *o, struct ll_cluster *ret, struct ll_error *err)
+static bool is_loopback(const struct sockaddr *sa)
+{
+	if (sa->sa_family == AF_INET)
+		return (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr) >> 24) == 127;
+	if (sa->sa_family == AF_INET6) {
+		const struct in6_addr *a = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+		return IN6_IS_ADDR_LOOPBACK(a) ||
+		       (IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127);
+	}
+	return false;
+}
+
+/* The first address `host` resolves to, IPv4 before IPv6 (torchrun's store and gloo
+ * prefer it); *ret_loopback says whether the best was a loopback one. */
+static char *resolve(const char *host, bool *ret_loopback)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *ai = NULL;
+	char text[INET6_ADDRSTRLEN];
+	const struct addrinfo *best = NULL;
+
+	*ret_loopback = false;
+	if (getaddrinfo(host, NULL, &hints, &ai) != 0)
+		return NULL;
+	for (int pass = 0; pass < 2 && !best; pass++)
+		for (const struct addrinfo *a = ai; a && !best; a = a->ai_next)
+			if ((a->ai_family == AF_INET) == (pass == 0) && !is_loopback(a->ai_addr))
+				best = a;
+	if (!best) {
+		best = ai;
+		*ret_loopback = true;
+	}
+	if (getnameinfo(best->ai_addr, best->ai_addrlen, text, sizeof(text), NULL, 0, NI_NUMERICHOST) != 0)
+		text[0] = '\0';
+	freeaddrinfo(ai);
+	return text[0] ? ll_strdup(text) : NULL;
+}
+
+/* The interface that holds `addr` on this node, if it is one of its own. */
+static char *local_ifname(const char *addr)
+{
+	char *ifname = NULL, *source = NULL;
+
+	/* The route to an address of this node leaves by loopback, its source is the
+	 * address itself: then it is local, and ll_route_to names the interface holding it. */
+	if (ll_route_to(addr, &ifname, &source, NULL) < 0)
+		return NULL;
+	if (strcmp(source, addr) != 0)
+		free(LL_TAKE(ifname));
+	free(source);
+	return ifname;
+}
+
+static int prove(const struct ll_agree_options *o, const struct ll_slurm_job *job, long step, const char *master,
+		 const char *ifname, double t0, struct ll_cluster *ret, struct ll_error *err)
+{
+	_cleanup_(ll_rdzv_closep) struct ll_rdzv *server = NULL;
+	struct ll_rdzv_outcome out = { 0 };
+	_cleanup_free_ char *id = ll_asprintf("slurm %ld.%ld", job->job_id, step);
+	char **names = NULL;
+	size_t n_names = 0;
+	struct ll_rdzv_proof p = {
+		.master_addr = master, .master_port = ret->master_port, .ifname = ifname,
+		.deadline = ll_now_s() + ret->deadlines.reach_s,
+		.arrive_deadline = t0 + ret->deadlines.agree_s,
+	};
+	struct ll_rdzv_job rj = {
+		.id = id, .nnodes = (size_t)job->nnodes, .rank = (size_t)job->node_id,
+		.progress = o->progress, .progress_data = o->progress_data,
+	};
+	double t_prove = ll_now_s();
+	int r;
+
+	r = ll_hostlist_expand(job->nodelist, (size_t)job->nnodes, &names, &n_names, err);
+	if (r < 0)
+		return r;
+	if (n_names < (size_t)job->nnodes) {
+		ll_hostlist_free(names, n_names);
+		return ll_error_set(err, -EINVAL, "%s has %zu hosts, fewer than the %ld nodes of the step",
+				    job->nodelist, n_names, job->nnodes);
+	}
+	rj.names = names;
+	if (p.deadline > p.arrive_deadline)
+		p.deadline = p.arrive_deadline;
+	if (job->node_id == 0) {
+		int port = ret->master_port;
+		/* Only this port: every node derived it, none can learn of another. */
+		r = ll_rdzv_listen(&rj, &port, 1, &server, err);
+		if (r == 0 && ll_rdzv_port(server) != port) {
+			r = ll_error_set(err, -EADDRINUSE, "master port %d (derived from job %ld step %ld) is in use on this node",
+					 port, job->job_id, step);
+			ll_error_hint(err, "pass --master-port PORT (the same on every node), or use srun --mpi=pmix, "
+					   "where node 0 picks a free port");
+		}
+	}
+	if (r == 0)
+		r = ll_rdzv_prove(&rj, server, &p, &out, err);
+	if (r == 0 && job->node_id == 0 && out.arrival_addr) {
+		/* Where the others reached this node is its address for the job, whatever its
+		 * own name resolves to here (Debian maps a host's own name to 127.0.1.1). */
+		free(ret->master_addr);
+		ret->master_addr = LL_TAKE(out.arrival_addr);
+		free(ret->socket_ifname);
+		ret->socket_ifname = LL_TAKE(out.arrival_ifname);
+	}
+	if (r == -EHOSTUNREACH)
+		ll_error_hint(err, "nothing was started: without PMIx only this node knows why it failed; its own log says "
+				   "which interface and address it tried (srun --mpi=pmix tells every node)");
+	if (r == 0) {
+		ret->proved = true;
+		ret->prove_seconds = ll_now_s() - t_prove;
+	}
+	ll_rdzv_outcome_release(&out);
+	ll_hostlist_free(names, n_names);
+	return r;
+}
+
+int agree_slurm_run(const struct ll_agree_options *o, const char *proof_ifname, struct ll_cluster *ret,
+		    struct ll_error *err)
 {
 	struct ll_slurm_job job;
-	char *first = NULL;
-	struct addrinfo *ai = NULL;
+	_cleanup_free_ char *first = NULL, *numeric = NULL;
+	double t0 = ll_now_s();
+	bool loopback = false;
 	long step;
 	int r;
 
@@ -49,9 +180,9 @@ int agree_slurm_run(const struct ll_agree_options *o, struct ll_cluster *ret, st
 	ret->backend = LL_AGREE_SLURM;
 	ret->nnodes = (int)job.nnodes;
 	ret->node_rank = (int)job.node_id;
-	ret->master_addr = first;
 	ret->master_port = agree_slurm_port((unsigned long)job.job_id, (unsigned long)step);
 	ret->checked = false;
+	ll_agree_deadlines((size_t)job.nnodes, o->timeout_s, &ret->deadlines);
 
 	if (job.nnodes > 1)
 		ll_cluster_note(ret, "no homogeneity check without PMIx: run 'srun --mpi=pmix' to have every node "
@@ -59,10 +190,37 @@ int agree_slurm_run(const struct ll_agree_options *o, struct ll_cluster *ret, st
 	if (!job.in_step && job.nnodes > 1)
 		ll_cluster_note(ret, "running in the batch script, on the first node only: start one llmlaunch per node "
 				     "with 'srun --ntasks-per-node=1 llmlaunch ...'");
-	if (getaddrinfo(first, NULL, NULL, &ai) != 0)
+
+	numeric = resolve(first, &loopback);
+	if (!numeric) {
 		ll_cluster_note(ret, "the master host '%s' (first of %s) does not resolve here", first, job.nodelist);
-	else
-		freeaddrinfo(ai);
+		ret->master_addr = LL_TAKE(first);
+	} else if (loopback && job.nnodes > 1) {
+		/* Only a node on this same host reaches a loopback address; node 0 is reached
+		 * by another one (run: where the others came in). The proof tells. */
+		ll_cluster_note(ret, "the master host '%s' resolves to %s on this node: only a node on this host reaches that",
+				first, numeric);
+		ret->master_addr = LL_TAKE(first);
+	} else {
+		ret->master_addr = ll_strdup(numeric);
+		if (job.node_id == 0) {
+			ret->socket_ifname = local_ifname(numeric);
+		} else {
+			_cleanup_free_ char *source = NULL;
+			struct ll_error e = { 0 };
+			if (ll_route_to(numeric, &ret->socket_ifname, &source, &e) < 0)
+				ll_cluster_note(ret, "%s", e.message);
+			ll_error_clear(&e);
+		}
+	}
+
+	if (o->prove && job.in_step && job.nnodes > 1) {
+		if (!numeric)
+			return ll_error_set(err, -ENETUNREACH, "cannot reach the master host '%s': it does not resolve here",
+					    ret->master_addr);
+		return prove(o, &job, step, job.node_id == 0 ? ret->master_addr : numeric,
+			     proof_ifname ? proof_ifname : ret->socket_ifname, t0, ret, err);
+	}
 	/* Only node 0 listens on the port: only it can check that the port is free. */
 	if (job.node_id == 0 && ll_port_in_use(ret->master_port)) {
 		r = ll_error_set(err, -EADDRINUSE, "master port %d (derived from job %ld step %ld) is in use on this node",

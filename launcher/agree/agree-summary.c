@@ -249,6 +249,11 @@ uint64_t ll_summary_net_digest(const struct ll_summary *s)
 		char *net;
 		if (s->ifs[i].kind == LL_SUMMARY_IF_LOOPBACK || s->ifs[i].kind == LL_SUMMARY_IF_CONTAINER)
 			continue;
+		/* A host prefix (/32, /128: a cloud VM's address, a management path) is one
+		 * node's alone, never a subnet two nodes share: it cannot change the choice,
+		 * and counting it would give every node a digest of its own. */
+		if (s->ifs[i].prefixlen == (s->ifs[i].family == AF_INET6 ? 128u : 32u))
+			continue;
 		net = ll_subnet_of(s->ifs[i].family, s->ifs[i].addr, s->ifs[i].prefixlen);
 		if (net)
 			nets[n++] = net;

@@ -10,8 +10,8 @@
 #include <strings.h>
 #include <sys/socket.h>
 
-/* Nodes named in one message before "and N more". */
-#define NAMES_SHOWN 8
+/* Nodes named in one message before "and N more" (llmlaunch/agree.h). */
+#define NAMES_SHOWN LL_AGREE_NAMES_SHOWN
 
 const char *ll_agree_backend_name(enum ll_agree_backend b)
 {
@@ -201,18 +201,56 @@ static const char *node_name(const struct ll_agree_node *nodes, size_t i, char b
 	return buf;
 }
 
-/* "n4" / "n3, n4" / "n1, ..., n8 and 992 more" */
-static void add_names(struct ll_buf *b, const struct ll_agree_node *nodes, const struct group *g)
+/* "n4" / "n3, n4" / "n1, ..., n8 and 992 more": the first names of index[], then a count. */
+static void names_list(struct ll_buf *b, const char *(*name)(const void *data, size_t i), const void *data,
+		       const size_t *index, size_t n_index, size_t n_total)
 {
-	char buf[32];
+	size_t shown = n_index < NAMES_SHOWN ? n_index : NAMES_SHOWN;
 
-	for (size_t i = 0; i < g->n && i < NAMES_SHOWN; i++) {
+	for (size_t i = 0; i < shown; i++) {
+		const char *s = name(data, index[i]);
 		if (i)
 			ll_buf_add(b, ", ");
-		ll_buf_add(b, node_name(nodes, g->members[i], buf));
+		if (s)
+			ll_buf_add(b, s);
+		else
+			ll_buf_addf(b, "node#%zu", index[i]);
 	}
-	if (g->n > NAMES_SHOWN)
-		ll_buf_addf(b, " and %zu more", g->n - NAMES_SHOWN);
+	if (n_total > shown)
+		ll_buf_addf(b, " and %zu more", n_total - shown);
+}
+
+static const char *name_in_list(const void *data, size_t i)
+{
+	return ((char *const *)data)[i];
+}
+
+static const char *name_of_node(const void *data, size_t i)
+{
+	return ((const struct ll_agree_node *)data)[i].name;
+}
+
+void ll_agree_add_names(struct ll_buf *b, char *const *names, const size_t *index, size_t n_index, size_t n_total)
+{
+	names_list(b, name_in_list, names, index, n_index, n_total);
+}
+
+static void add_names(struct ll_buf *b, const struct ll_agree_node *nodes, const struct group *g)
+{
+	names_list(b, name_of_node, nodes, g->members, g->n, g->n);
+}
+
+bool ll_agree_publishes_summary(const struct ll_agree_node *nodes, size_t n, size_t i)
+{
+	bool first_hw = true, first_net = true;
+
+	if (i == 0)
+		return true;
+	for (size_t j = 0; j < i && j < n && (first_hw || first_net); j++) {
+		first_hw &= nodes[j].hw_digest != nodes[i].hw_digest;
+		first_net &= nodes[j].net_digest != nodes[i].net_digest;
+	}
+	return first_hw || first_net;
 }
 
 /* ---- homogeneity ---- */
@@ -641,4 +679,27 @@ int ll_agree_decide(const struct ll_agree_input *in, struct ll_agree_result *ret
 fail:
 	ll_agree_result_release(&res);
 	return r;
+}
+
+/* ---- deadlines ---- */
+
+void ll_agree_deadlines(size_t nnodes, double agree_timeout, struct ll_agree_deadlines *ret)
+{
+	double n = (double)nnodes;
+
+	ret->agree_given = agree_timeout > 0;
+	ret->agree_s = ret->agree_given ? agree_timeout : LL_AGREE_BASE_S + LL_AGREE_PER_NODE_S * n;
+	/* Rank 0 takes one connection a node; the base covers the kernel's first SYN
+	 * retransmissions (1 s, 3 s). Never longer than the user's own agreement bound. */
+	ret->reach_s = LL_REACH_BASE_S + LL_REACH_PER_NODE_S * n;
+	if (ret->agree_given && ret->reach_s > agree_timeout)
+		ret->reach_s = agree_timeout;
+	/* torchrun's agents start within moments of each other after the proof: the
+	 * rest is Python's import time and how fast rank 0's store takes them. */
+	ret->rdzv_s = LL_RDZV_BASE_S + LL_RDZV_PER_NODE_S * n;
+}
+
+char *ll_agree_deadline_reason(double base_s, double per_node_s, size_t nnodes)
+{
+	return ll_asprintf("%g s + %g ms a node, for %zu nodes", base_s, per_node_s * 1000, nnodes);
 }

@@ -193,6 +193,9 @@ int cmd_run(int argc, char **argv, struct ll_ctx *ctx)
 		ll_error_hint(&err, "choose the interpreter with --python PATH or LLMLAUNCH_PYTHON");
 		goto fail;
 	}
+	/* A launch proves that every node reaches the rendezvous; a dry run does not. */
+	o.agree.prove = !o.dry_run;
+	o.agree.progress = ll_cli_agree_progress;
 	r = ll_agree(plan, ctx->facts, &o.agree, &cluster, &err);
 	if (r >= 0)
 		for (size_t i = 0; i < cluster.n_notes; i++)

@@ -2,8 +2,11 @@
 #include <stdarg.h>
 #include <string.h>
 
+#include "llmlaunch/agree.h"
 #include "llmlaunch/cli.h"
 #include "llmlaunch/probe.h"
+
+#include <unistd.h>
 
 bool ll_ctx_common_option(struct ll_ctx *ctx, int opt, const char *arg)
 {
@@ -119,6 +122,41 @@ void ll_warnf(const char *fmt, ...)
 	va_start(ap, fmt);
 	vreport("warning: ", fmt, ap);
 	va_end(ap);
+}
+
+void ll_cli_agree_progress(void *data, const struct ll_agree_progress *p)
+{
+	static int tty = -1;
+	static bool printed;
+	static double last_s;
+	static size_t last_n;
+	const char *what = p->what == LL_AGREE_WAIT_REACH ? " to reach the master" : "";
+
+	(void)data;
+	if (tty < 0)
+		tty = isatty(STDERR_FILENO);
+	if (p->done) {
+		if (printed && tty)
+			fputs("\r\033[K", stderr);
+		else if (printed && p->ok)
+			fprintf(stderr, "llmlaunch: all %zu nodes there after %.0f s\n", p->n_nodes, p->waited_s);
+		printed = false;
+		return;
+	}
+	if (tty) {
+		fprintf(stderr, "\r\033[Kllmlaunch: waiting for %zu of %zu nodes%s: %s (%.0f s)", p->n_missing,
+			p->n_nodes, what, p->names, p->waited_s);
+	} else {
+		bool changed = p->n_missing != last_n;
+		if (printed && !(changed && p->waited_s - last_s >= 10) && p->waited_s - last_s < 60)
+			return;
+		fprintf(stderr, "llmlaunch: waiting for %zu of %zu nodes%s: %s\n", p->n_missing, p->n_nodes, what,
+			p->names);
+	}
+	fflush(stderr);
+	printed = true;
+	last_s = p->waited_s;
+	last_n = p->n_missing;
 }
 
 void ll_report(const struct ll_error *err)

@@ -235,6 +235,7 @@ int ll_ctx_plan_agreed(struct ll_ctx *ctx, const struct ll_plan_cmd_options *o, 
 	if (r < 0)
 		return r;
 	agree->launcher_only = true;
+	agree->progress = ll_cli_agree_progress;
 	if (!agree->environ)
 		agree->environ = environ_;
 	r = ll_agree(plan, ctx->facts, agree, &cluster, err);

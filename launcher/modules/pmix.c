@@ -1,30 +1,42 @@
 /* The PMIx backend (srun --mpi=pmix, mpirun), built as the module llmlaunch-pmix.so:
  * libpmix brings libevent, munge and a thread of its own, so it loads only under a
- * PMIx launcher (agree-run.c calls agree_pmix_run(), launcher/agree/agree-pmix-loader.c).
+ * PMIx launcher (agree-run.c calls agree_pmix_run(), launcher/agree/agree-pmix.c).
  * The module resolves llmlaunch's own functions from the binary that loads it.
  *
  * One llmlaunch per node:
  *
- *   put  llmlaunch.r  the small record (digests, host key, candidate port, switch)
+ *   rank 0 listens on its candidate master port (ll_rdzv_listen)
+ *   put  llmlaunch.r  the small record (digests, host key, rank 0's port, switch)
  *   put  llmlaunch.s  the full summary: rank 0 only, everyone needs it
  *   commit, fence with PMIX_COLLECT_DATA           <- tiny records + one summary
+ *      (waiting longer than a second: check in with rank 0 by name, which counts who is
+ *      here and tells everyone who is missing: agree-rdzv.c)
  *   decide (agree.c) on the records
  * and only when digests differ (the same test on every node, so fences stay matched):
- *   put  llmlaunch.s  every node's summary, commit; fence without data
- *   get  the summary of one node per odd digest    <- direct modex, on demand
- *   fence without data                             <- nobody leaves while others read
- * A homogeneous cluster thus costs one fence, as a bare PMIx exchange does, and the
- * data each node receives grows by a few dozen bytes per node (DESIGN.md, stage 3).
+ *   put  llmlaunch.s  the first node of each digest publishes its summary, commit
+ *   fence with PMIX_COLLECT_DATA                   <- one summary per distinct digest
+ *   decide, reading only what the fence delivered (never a peer on demand: Slurm's
+ *   PMIx plugin can drop a direct-modex request, and a retry waits on the lost one)
+ * then, for `run` (o->prove):
+ *   every node connects to rank 0 on the master address and port through its
+ *   interface; rank 0 answers all once every node is there (agree-rdzv.c). When a
+ *   node cannot, each node publishes what it tried (llmlaunch.u) and one more fence
+ *   collects it, so every node names the same nodes, interfaces and addresses.
+ * A homogeneous cluster thus costs one fence, as a bare PMIx exchange does, plus one
+ * connection a node to rank 0; the data each node receives grows by a few dozen
+ * bytes per node (DESIGN.md, stage 3).
  *
- * Slurm's PMIx server ignores PMIX_TIMEOUT on fences and defers a direct-modex get
- * until the peer commits, so every wait here is non-blocking with our own deadline.
- * A get is retried, each try bounded, until the deadline: an answer can be lost. */
+ * Slurm's PMIx server ignores PMIX_TIMEOUT on fences, so every wait here is
+ * non-blocking with our own deadline. */
 #include "llmlaunch/agree-pmix.h"
 #include "llmlaunch/clock.h"
 #include "llmlaunch/module.h"
+#include "llmlaunch/port.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pmix.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
@@ -33,23 +45,22 @@
 
 #define KEY_RECORD "llmlaunch.r"
 #define KEY_SUMMARY "llmlaunch.s"
-/* Peers asked "did you arrive?" after a fence timeout, and how long they get. */
-#define MISSING_CHECK_MAX 256
-#define MISSING_CHECK_S 2.0
-/* One direct-modex try before asking again. */
-#define GET_TRY_S 5.0
+#define KEY_UNREACH "llmlaunch.u"
+/* A node that has waited this long for the others checks in with rank 0. */
+#define CHECKIN_AFTER_S 1.0
+/* Failures named one by one in the rendezvous message before "and N more". */
+#define UNREACH_SHOWN 4
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
+/* Written when a request finishes, so a wait that also serves the check-in wakes. */
+static int wake_pipe[2] = { -1, -1 };
 
 /* One outstanding non-blocking call. When the waiter gives up it marks the request
  * abandoned and the callback, which may still come, frees it. */
 struct request {
 	bool done, abandoned;
 	pmix_status_t status;
-	char *string;     /* a string value, copied */
-	unsigned long number;
-	bool is_number;
 };
 
 static struct request *request_new(void)
@@ -57,59 +68,48 @@ static struct request *request_new(void)
 	return ll_calloc(1, sizeof(struct request));
 }
 
-static void request_free(struct request *q)
-{
-	free(q->string);
-	free(q);
-}
-
-static void finish(struct request *q, pmix_status_t status, const pmix_value_t *v)
+static void finish(struct request *q, pmix_status_t status)
 {
 	pthread_mutex_lock(&lock);
 	if (q->abandoned) {
 		pthread_mutex_unlock(&lock);
-		request_free(q);
+		free(q);
 		return;
 	}
 	q->status = status;
-	if (status == PMIX_SUCCESS && v) {
-		switch (v->type) {
-		case PMIX_STRING:
-			q->string = ll_strdup(v->data.string);
-			break;
-		case PMIX_UINT32:
-			q->number = v->data.uint32, q->is_number = true;
-			break;
-		case PMIX_UINT16:
-			q->number = v->data.uint16, q->is_number = true;
-			break;
-		case PMIX_UINT64:
-			q->number = (unsigned long)v->data.uint64, q->is_number = true;
-			break;
-		default:
-			q->status = PMIX_ERR_BAD_PARAM;
-		}
-	}
 	q->done = true;
 	pthread_cond_broadcast(&cond);
+	if (wake_pipe[1] >= 0 && write(wake_pipe[1], "x", 1) < 0) {
+		/* full: the waiter is awake already */
+	}
 	pthread_mutex_unlock(&lock);
-}
-
-static void value_cb(pmix_status_t status, pmix_value_t *kv, void *cbdata)
-{
-	finish(cbdata, status, kv);
 }
 
 static void op_cb(pmix_status_t status, void *cbdata)
 {
-	finish(cbdata, status, NULL);
+	finish(cbdata, status);
 }
 
-/* Wait for `q` until the monotonic `deadline`; false (and the request abandoned) on timeout. */
-static bool request_wait(struct request *q, double deadline)
+/* The request is done (freed, true) or, past the deadline, abandoned (false). */
+static bool request_settle(struct request *q, double deadline, pmix_status_t *ret_status)
 {
 	bool done;
 
+	pthread_mutex_lock(&lock);
+	done = q->done;
+	if (!done && ll_now_s() >= deadline)
+		q->abandoned = true;
+	pthread_mutex_unlock(&lock);
+	if (done) {
+		*ret_status = q->status;
+		free(q);
+	}
+	return done;
+}
+
+/* Wait for `q` until the monotonic `deadline` on the condition variable alone. */
+static bool request_wait(struct request *q, double deadline, pmix_status_t *ret_status)
+{
 	pthread_mutex_lock(&lock);
 	while (!q->done) {
 		double left = deadline - ll_now_s();
@@ -123,29 +123,39 @@ static bool request_wait(struct request *q, double deadline)
 			ts.tv_sec++, ts.tv_nsec -= 1000000000L;
 		pthread_cond_timedwait(&cond, &lock, &ts);
 	}
-	done = q->done;
-	if (!done)
-		q->abandoned = true;
 	pthread_mutex_unlock(&lock);
-	return done;
+	return request_settle(q, 0, ret_status);
 }
 
 struct pmix_state {
 	pmix_proc_t me;
 	uint32_t size;
-	double deadline;        /* for the whole agreement */
+	double t0, deadline;        /* for the whole agreement */
 	const struct ll_summary *self;
+	const struct ll_agree_options *o;
 	struct ll_agree_node *nodes;
-	struct ll_summary **cache; /* fetched summaries by rank */
+	char **names;               /* by rank */
+	struct ll_summary **cache;  /* read summaries by rank */
+	struct ll_rdzv_job job;
+	int ports[LL_RDZV_PORTS];
+	struct ll_rdzv *rdzv;       /* rank 0: its listener; others: the check-in, once started */
+	char *checkin_why;          /* why this node could not check in */
+	bool checkin_off;           /* everyone arrived: no more check-ins */
 	bool initialized;
 };
 
-/* A blocking Get for values the server holds already (job info, collected data). */
-static int get_string(const pmix_proc_t *proc, const char *key, char **ret)
+/* A blocking Get for values the server holds already (job info, collected data);
+ * `local`: only what this process has, never a request to a peer. */
+static int get_string(const pmix_proc_t *proc, const char *key, bool local, char **ret)
 {
 	pmix_value_t *v = NULL;
-	pmix_status_t rc = PMIx_Get(proc, key, NULL, 0, &v);
+	pmix_info_t info;
+	bool yes = true;
+	pmix_status_t rc;
 
+	PMIX_INFO_LOAD(&info, PMIX_OPTIONAL, &yes, PMIX_BOOL);
+	rc = PMIx_Get(proc, key, local ? &info : NULL, local ? 1 : 0, &v);
+	PMIX_INFO_DESTRUCT(&info);
 	if (rc != PMIX_SUCCESS)
 		return rc;
 	if (v->type != PMIX_STRING) {
@@ -187,50 +197,12 @@ static pmix_proc_t rank_proc(const struct pmix_state *st, pmix_rank_t rank)
 	return p;
 }
 
-/* Get a peer's key through direct modex, retrying "not found" (not committed yet)
- * until the deadline. */
-static int get_remote(struct pmix_state *st, pmix_rank_t rank, const char *key, char **ret, pmix_status_t *ret_rc)
-{
-	pmix_proc_t p = rank_proc(st, rank);
-	double pause = 0.002;
-
-	for (;;) {
-		struct request *q = request_new();
-		pmix_status_t rc = PMIx_Get_nb(&p, key, NULL, 0, value_cb, q);
-
-		if (rc != PMIX_SUCCESS) {
-			request_free(q);
-			*ret_rc = rc;
-			return -EIO;
-		}
-		if (!request_wait(q, ll_now_s() + GET_TRY_S < st->deadline ? ll_now_s() + GET_TRY_S : st->deadline)) {
-			if (ll_now_s() < st->deadline)
-				continue; /* a lost answer: ask again */
-			*ret_rc = PMIX_ERR_TIMEOUT;
-			return -ETIMEDOUT;
-		}
-		rc = q->status;
-		if (rc == PMIX_SUCCESS && q->string) {
-			*ret = LL_TAKE(q->string);
-			request_free(q);
-			return 0;
-		}
-		request_free(q);
-		if (rc != PMIX_ERR_NOT_FOUND || ll_now_s() + pause > st->deadline) {
-			*ret_rc = rc == PMIX_SUCCESS ? PMIX_ERR_BAD_PARAM : rc;
-			return rc == PMIX_ERR_NOT_FOUND ? -ETIMEDOUT : -EIO;
-		}
-		usleep((useconds_t)(pause * 1e6));
-		if (pause < 0.1)
-			pause *= 2;
-	}
-}
-
 static int fetch_summary(void *data, size_t i, const struct ll_summary **ret, struct ll_error *err)
 {
 	struct pmix_state *st = data;
 	_cleanup_free_ char *text = NULL;
-	pmix_status_t rc = PMIX_SUCCESS;
+	pmix_proc_t p;
+	pmix_status_t rc;
 	int r;
 
 	if (i == st->me.rank) {
@@ -238,18 +210,14 @@ static int fetch_summary(void *data, size_t i, const struct ll_summary **ret, st
 		return 0;
 	}
 	if (!st->cache[i]) {
-		if (i == 0) {
-			/* Collected by the first fence: in this process's cache already. */
-			pmix_proc_t p = rank_proc(st, 0);
-			rc = get_string(&p, KEY_SUMMARY, &text);
-			r = rc == PMIX_SUCCESS ? 0 : -EIO;
-		} else {
-			r = get_remote(st, (pmix_rank_t)i, KEY_SUMMARY, &text, &rc);
-		}
-		if (r < 0)
-			return ll_error_set(err, r, "cannot read the summary of node '%s' through PMIx: %s",
-					    st->nodes[i].name, PMIx_Error_string(rc));
-		r = ll_summary_parse(text, st->nodes[i].name, &st->cache[i], err);
+		/* Delivered by a fence with the data (rank 0's by the first, the others' by
+		 * the second): in this process already. */
+		p = rank_proc(st, (pmix_rank_t)i);
+		rc = get_string(&p, KEY_SUMMARY, true, &text);
+		if (rc != PMIX_SUCCESS)
+			return ll_error_set(err, -EIO, "cannot read the summary of node '%s' through PMIx: %s",
+					    st->names[i], PMIx_Error_string(rc));
+		r = ll_summary_parse(text, st->names[i], &st->cache[i], err);
 		if (r < 0)
 			return r;
 	}
@@ -261,7 +229,7 @@ static bool have_summary(void *data, size_t i)
 {
 	struct pmix_state *st = data;
 
-	return i == 0 || i == st->me.rank || st->cache[i];
+	return i == st->me.rank || st->cache[i] || ll_agree_publishes_summary(st->nodes, st->size, i);
 }
 
 static int put_string(const char *key, char *value)
@@ -274,8 +242,59 @@ static int put_string(const char *key, char *value)
 	return PMIx_Put(PMIX_GLOBAL, key, &v);
 }
 
+static void drain_wake(void)
+{
+	char buf[64];
+
+	while (read(wake_pipe[0], buf, sizeof(buf)) > 0) {
+	}
+}
+
+/* Start this node's check-in with rank 0, once. */
+static void start_checkin(struct pmix_state *st)
+{
+	struct ll_error e = { 0 };
+
+	if (st->rdzv || st->checkin_why || st->me.rank == 0)
+		return;
+	if (ll_rdzv_checkin(&st->job, st->names[0], st->ports, LL_RDZV_PORTS, &st->rdzv, &e) < 0) {
+		st->checkin_why = ll_asprintf("cannot check in with %s (node 0): %s", st->names[0], e.message);
+		ll_error_clear(&e);
+	}
+}
+
+/* Wait for `q` until the deadline, serving (rank 0) or following (others, after a
+ * second) the check-in meanwhile. False on timeout, or when rank 0 gave up first
+ * (its verdict is then in st->rdzv). */
+static bool wait_request(struct pmix_state *st, struct request *q, pmix_status_t *ret_status)
+{
+	double start = ll_now_s();
+
+	for (;;) {
+		double now = ll_now_s(), until = st->deadline;
+
+		if (request_settle(q, st->deadline, ret_status))
+			return true;
+		if (now >= st->deadline || ll_rdzv_verdict(st->rdzv))
+			return request_settle(q, 0, ret_status); /* true only if it finished just now */
+		if (!st->rdzv && !st->checkin_why && !st->checkin_off && st->me.rank != 0) {
+			if (now >= start + CHECKIN_AFTER_S)
+				start_checkin(st);
+			else if (start + CHECKIN_AFTER_S < until)
+				until = start + CHECKIN_AFTER_S;
+		}
+		if (st->rdzv) {
+			ll_rdzv_run(st->rdzv, wake_pipe[0], until);
+		} else {
+			struct pollfd pfd = { .fd = wake_pipe[0], .events = POLLIN };
+			poll(&pfd, 1, ll_poll_ms_until(until));
+		}
+		drain_wake();
+	}
+}
+
 /* A fence with our own deadline. */
-static int fence(bool collect, double deadline, pmix_status_t *ret_rc)
+static int fence(struct pmix_state *st, bool collect, pmix_status_t *ret_rc)
 {
 	struct request *q = request_new();
 	pmix_info_t info;
@@ -286,87 +305,65 @@ static int fence(bool collect, double deadline, pmix_status_t *ret_rc)
 	rc = PMIx_Fence_nb(NULL, 0, collect ? &info : NULL, collect ? 1 : 0, op_cb, q);
 	PMIX_INFO_DESTRUCT(&info);
 	if (rc != PMIX_SUCCESS) {
-		request_free(q);
+		free(q);
 		*ret_rc = rc;
 		return -EIO;
 	}
-	if (!request_wait(q, deadline)) {
+	if (!wait_request(st, q, &rc)) {
 		*ret_rc = PMIX_ERR_TIMEOUT;
 		return -ETIMEDOUT;
 	}
-	rc = q->status;
-	request_free(q);
 	*ret_rc = rc;
 	return rc == PMIX_SUCCESS ? 0 : -EIO;
 }
 
-static char *rank_name(const struct pmix_state *st, pmix_rank_t rank)
+static char *rank_name(const pmix_proc_t *me, pmix_rank_t rank)
 {
-	pmix_proc_t p = rank_proc(st, rank);
+	pmix_proc_t p;
 	char *name = NULL;
 
-	if (get_string(&p, PMIX_HOSTNAME, &name) != PMIX_SUCCESS)
+	PMIX_PROC_CONSTRUCT(&p);
+	PMIX_LOAD_PROCID(&p, me->nspace, rank);
+	if (get_string(&p, PMIX_HOSTNAME, false, &name) != PMIX_SUCCESS)
 		name = ll_asprintf("rank %u", rank);
 	return name;
 }
 
-/* After a fence timeout: ask peers for the record each put before entering the fence.
- * Who answers arrived; who does not (within a short while) is named. */
-static int fence_timeout_error(struct pmix_state *st, double waited, double timeout, struct ll_error *err)
+/* The agreement's deadline passed (or rank 0 gave up first): name the missing nodes,
+ * as rank 0 counted them through the check-in. Rank 0 tells every node that checked
+ * in, so all print the same. */
+static int timeout_error(struct pmix_state *st, double timeout, struct ll_error *err)
 {
-	size_t n_check = st->size < MISSING_CHECK_MAX ? st->size : MISSING_CHECK_MAX;
-	struct request **qs = ll_calloc(n_check, sizeof(*qs));
-	double deadline = ll_now_s() + (timeout < MISSING_CHECK_S ? timeout : MISSING_CHECK_S);
-	struct ll_buf missing;
-	size_t n_missing = 0, n_asked = 0;
+	const char *verdict = ll_rdzv_verdict(st->rdzv);
+	_cleanup_free_ char *names = NULL, *why = NULL;
+	size_t n = 0;
 
-	for (size_t i = 0; i < n_check; i++) {
-		pmix_proc_t p = rank_proc(st, (pmix_rank_t)i);
-		if (i == st->me.rank)
-			continue;
-		qs[i] = request_new();
-		if (PMIx_Get_nb(&p, KEY_RECORD, NULL, 0, value_cb, qs[i]) != PMIX_SUCCESS) {
-			request_free(qs[i]);
-			qs[i] = NULL;
-		} else {
-			n_asked++;
-		}
+	if (verdict) {
+		ll_error_set(err, -ETIMEDOUT, "%s", verdict);
+	} else if (st->rdzv && ll_rdzv_missing(st->rdzv, &n, &names, &why) && n > 0) {
+		if (st->me.rank == 0 && n + 1 == st->size)
+			/* Not one check-in: they did not come, or cannot reach this node by name. */
+			ll_error_set(err, -ETIMEDOUT,
+				     "agreement timed out after %.0f s: no other node checked in with %s (node 0): %s did not "
+				     "arrive, or cannot reach %s by name",
+				     timeout, st->names[0], names, st->names[0]);
+		else
+			ll_error_set(err, -ETIMEDOUT, "agreement timed out after %.0f s: %zu of %u nodes did not arrive: %s",
+				     timeout, n, st->size, names);
+		if (st->me.rank == 0)
+			ll_rdzv_send_verdict(st->rdzv, err->message);
+	} else {
+		ll_error_set(err, -ETIMEDOUT, "agreement timed out after %.0f s waiting for the other %u nodes; %s", timeout,
+			     st->size - 1,
+			     why			? why
+			     : st->checkin_why ? st->checkin_why
+			     : st->me.rank == 0 ? "every node checked in, but PMIx's exchange did not complete"
+						: "which did not arrive is not known");
 	}
-	ll_buf_init(&missing);
-	for (size_t i = 0; i < n_check; i++) {
-		bool arrived;
-		if (!qs[i])
-			continue;
-		arrived = request_wait(qs[i], deadline) && qs[i]->status == PMIX_SUCCESS;
-		if (!arrived) {
-			char *name = rank_name(st, (pmix_rank_t)i);
-			if (n_missing < 16)
-				ll_buf_addf(&missing, "%s%s", n_missing ? ", " : "", name);
-			n_missing++;
-			free(name);
-		}
-		pthread_mutex_lock(&lock);
-		bool done = qs[i]->done;
-		pthread_mutex_unlock(&lock);
-		if (done)
-			request_free(qs[i]); /* else the callback frees it */
-	}
-	free(qs);
-	if (n_missing > 0)
-		ll_error_set(err, -ETIMEDOUT,
-			     "agreement timed out after %.0f s: %zu of %u nodes did not arrive%s: %s%s", waited,
-			     n_missing, st->size, n_check < st->size ? " among the first checked" : "", missing.s,
-			     n_missing > 16 ? ", ..." : "");
-	else
-		ll_error_set(err, -ETIMEDOUT,
-			     "agreement timed out after %.0f s waiting for the other %u nodes; PMIx cannot tell "
-			     "which did not arrive (%zu answered)",
-			     waited, st->size - 1, n_asked);
 	ll_error_hint(err,
 		      "every node must start llmlaunch within --agree-timeout (%g s) of the others: check that node's "
 		      "log, or raise --agree-timeout for slow starts",
 		      timeout);
-	ll_buf_release(&missing);
 	return -ETIMEDOUT;
 }
 
@@ -376,9 +373,7 @@ static int fence_timeout_error(struct pmix_state *st, double waited, double time
  * behind, blocked, until the process ends. */
 static void *commit_thread(void *data)
 {
-	struct request *q = data;
-
-	finish(q, PMIx_Commit(), NULL);
+	finish(data, PMIx_Commit());
 	return NULL;
 }
 
@@ -399,16 +394,14 @@ static int commit(double deadline, pmix_status_t *ret_rc)
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	pthread_attr_destroy(&attr);
 	if (r != 0) {
-		request_free(q);
+		free(q);
 		*ret_rc = PMIx_Commit();
 		return *ret_rc == PMIX_SUCCESS ? 0 : -EIO;
 	}
-	if (!request_wait(q, deadline)) {
+	if (!request_wait(q, deadline, ret_rc)) {
 		*ret_rc = PMIX_ERR_TIMEOUT;
 		return -ETIMEDOUT;
 	}
-	*ret_rc = q->status;
-	request_free(q);
 	return *ret_rc == PMIX_SUCCESS ? 0 : -EIO;
 }
 
@@ -417,21 +410,116 @@ static int pmix_fail(struct ll_error *err, pmix_status_t rc, const char *what)
 	return ll_error_set(err, -EIO, "%s: %s", what, PMIx_Error_string(rc));
 }
 
-LL_MODULE_EXPORT int ll_pmix_module_run(const struct ll_summary *self, const struct ll_agree_node *rec,
-					 const struct ll_agree_options *o,
-		   struct ll_cluster *ret, struct ll_error *err)
+/* Put `value` under `key` (NULL: nothing new) and commit. */
+static int publish(struct pmix_state *st, const char *key, char *value, const char *what, struct ll_error *err)
 {
-	struct pmix_state st = { .self = self };
+	pmix_status_t rc = key ? put_string(key, value) : PMIX_SUCCESS;
+	int r = rc == PMIX_SUCCESS ? commit(st->deadline, &rc) : -EIO;
+
+	if (r == -ETIMEDOUT) {
+		ll_error_set(err, -ETIMEDOUT,
+			     "agreement timed out after %.0f s: the PMIx server did not take this node's %s "
+			     "(the other nodes may have given up waiting for it)",
+			     ll_now_s() - st->t0, what);
+		ll_error_hint(err, "every node must start llmlaunch within --agree-timeout of the others");
+		return r;
+	}
+	if (r < 0) {
+		char *w = ll_asprintf("cannot publish this node's %s through PMIx", what);
+		pmix_fail(err, rc, w);
+		free(w);
+	}
+	return r;
+}
+
+/* After a failed proof: one more collective exchange carries what each failing node
+ * tried, so every node names the same nodes, interfaces and addresses. On any trouble
+ * with it, the node keeps what it knows alone (its own failure, rank 0's verdict). */
+static void share_failures(struct pmix_state *st, const struct ll_rdzv_outcome *out, double reach_s,
+			   struct ll_error *err)
+{
+	struct ll_buf msg, who;
+	size_t n = 0;
+	pmix_status_t rc;
+
+	st->deadline = ll_now_s() + reach_s + 5.0;
+	st->checkin_off = true;
+	if (out->self_failed && put_string(KEY_UNREACH, out->detail) != PMIX_SUCCESS)
+		return;
+	if (commit(st->deadline, &rc) < 0 || fence(st, true, &rc) < 0)
+		return;
+	ll_buf_init(&msg);
+	ll_buf_init(&who);
+	for (uint32_t i = 0; i < st->size; i++) {
+		_cleanup_free_ char *text = NULL;
+		pmix_proc_t p = rank_proc(st, i);
+
+		if (i == st->me.rank ? !out->self_failed : get_string(&p, KEY_UNREACH, true, &text) != PMIX_SUCCESS)
+			continue;
+		if (n < UNREACH_SHOWN)
+			ll_buf_addf(&msg, "%s%s", n ? "; " : "", i == st->me.rank ? out->detail : text);
+		if (n < LL_AGREE_NAMES_SHOWN)
+			ll_buf_addf(&who, "%s%s", n ? "," : "", st->names[i]);
+		n++;
+	}
+	if (n > UNREACH_SHOWN)
+		ll_buf_addf(&msg, "; and %zu more nodes cannot reach it", n - UNREACH_SHOWN);
+	if (n > 0) {
+		ll_error_set(err, -EHOSTUNREACH, "%s", msg.s);
+		ll_error_hint(err,
+			      "nothing was started: give those nodes a working interface in the agreed subnet "
+			      "('llmlaunch explain' shows it), or leave them out (srun --exclude=%s)",
+			      who.s);
+	}
+	ll_buf_release(&msg);
+	ll_buf_release(&who);
+}
+
+static int prove(struct pmix_state *st, const struct ll_agree_pmix_args *a, const struct ll_agree_result *res,
+		 const struct ll_agree_deadlines *dl, struct ll_error *err)
+{
+	struct ll_rdzv_outcome out = { 0 };
+	struct ll_rdzv_proof p = {
+		.master_addr = res->master_addr,
+		.master_port = res->master_port,
+		.ifname = a->proof_ifname ? a->proof_ifname : res->socket_ifname,
+		.deadline = ll_now_s() + dl->reach_s,
+	};
+	int r;
+
+	p.arrive_deadline = p.deadline;
+	r = ll_rdzv_prove(&st->job, st->me.rank == 0 ? st->rdzv : NULL, &p, &out, err);
+	/* The verdict is out: the master port is torchrun's from now on. */
+	ll_rdzv_closep(&st->rdzv);
+	st->checkin_off = true;
+	if (r == -EHOSTUNREACH) {
+		if (out.self_failed)
+			ll_error_hint(err, "nothing was started: give this node a working interface in the agreed subnet "
+					   "('llmlaunch explain' shows it), or leave it out");
+		share_failures(st, &out, dl->reach_s, err);
+	}
+	ll_rdzv_outcome_release(&out);
+	return r;
+}
+
+LL_MODULE_EXPORT int ll_pmix_module_run(const struct ll_agree_pmix_args *a, struct ll_cluster *ret,
+					 struct ll_error *err)
+{
+	const struct ll_agree_options *o = a->o;
+	struct pmix_state st = { .self = a->self, .o = o };
 	struct ll_agree_result res = { 0 };
+	struct ll_agree_node rec = *a->rec;
+	struct ll_agree_deadlines dl;
 	pmix_proc_t wild;
 	pmix_status_t rc;
 	uint32_t n_nodes = 0, local = 0;
-	double timeout = o->timeout_s > 0 ? o->timeout_s : LL_AGREE_DEFAULT_TIMEOUT, t0 = ll_now_s(), t_fence;
 	sigset_t all_signals, old_mask;
 	bool odd = false;
+	double t_prove = 0;
 	_cleanup_free_ char *record = NULL, *summary = NULL;
 	int r;
 
+	st.t0 = ll_now_s();
 	/* Threads start with their creator's signal mask. libpmix's progress thread must
 	 * never take a signal meant for this process: the supervisor later waits for
 	 * SIGCHLD and forwarded signals on a signalfd, which only sees signals that every
@@ -446,7 +534,10 @@ LL_MODULE_EXPORT int ll_pmix_module_run(const struct ll_summary *self, const str
 		return r;
 	}
 	st.initialized = true;
-	st.deadline = t0 + timeout;
+	if (wake_pipe[0] < 0 && pipe2(wake_pipe, O_CLOEXEC | O_NONBLOCK) < 0) {
+		r = ll_error_set(err, -errno, "cannot make a pipe: %s", strerror(errno));
+		goto out;
+	}
 
 	PMIX_PROC_CONSTRUCT(&wild);
 	PMIX_LOAD_PROCID(&wild, st.me.nspace, PMIX_RANK_WILDCARD);
@@ -461,7 +552,7 @@ LL_MODULE_EXPORT int ll_pmix_module_run(const struct ll_summary *self, const str
 	/* One llmlaunch per node is the contract: it starts the node's workers itself.
 	 * Every process sees the same job size and node count, so all of them stop. */
 	if (st.size != n_nodes || local > 1) {
-		char *host = rank_name(&st, st.me.rank);
+		char *host = rank_name(&st.me, st.me.rank);
 		r = ll_error_set(err, -EINVAL,
 				 "%u llmlaunch processes on %u node%s (%u on '%s'): llmlaunch runs once per node "
 				 "and starts that node's workers itself",
@@ -470,36 +561,54 @@ LL_MODULE_EXPORT int ll_pmix_module_run(const struct ll_summary *self, const str
 		free(host);
 		goto out;
 	}
+	ll_agree_deadlines(st.size, o->timeout_s, &dl);
+	st.deadline = st.t0 + dl.agree_s;
+
+	/* Every node's name is job information, here before any exchange. */
+	st.names = ll_calloc(st.size, sizeof(char *));
+	for (uint32_t i = 0; i < st.size; i++)
+		st.names[i] = rank_name(&st.me, i);
+	st.job = (struct ll_rdzv_job){
+		.id = st.me.nspace, .nnodes = st.size, .rank = st.me.rank, .names = st.names,
+		.progress = o->progress, .progress_data = o->progress_data,
+	};
+	ll_rdzv_ports(a->port_base, st.ports);
+	rec.port = 0;
+	if (st.me.rank == 0 && st.size > 1) {
+		/* The master port, held from now on: check-ins and the proof come to it. */
+		r = ll_rdzv_listen(&st.job, st.ports, LL_RDZV_PORTS, &st.rdzv, err);
+		if (r < 0)
+			goto out;
+		rec.port = ll_rdzv_port(st.rdzv);
+	} else if (st.me.rank == 0) {
+		r = ll_free_port_any(&rec.port, err);
+		if (r < 0)
+			goto out;
+	}
 
 	/* The small record from everyone, the full summary from rank 0 (everyone reads it). */
-	record = ll_agree_node_format(rec);
-	summary = ll_summary_serialize(self);
-	rc = put_string(KEY_RECORD, record);
-	if (rc == PMIX_SUCCESS && st.me.rank == 0)
-		rc = put_string(KEY_SUMMARY, summary);
-	r = rc == PMIX_SUCCESS ? commit(st.deadline, &rc) : -EIO;
-	if (r == -ETIMEDOUT) {
-		r = ll_error_set(err, -ETIMEDOUT,
-				 "agreement timed out after %.0f s: the PMIx server did not take this node's record "
-				 "(the other nodes may have given up waiting for it)",
-				 ll_now_s() - t0);
-		ll_error_hint(err, "every node must start llmlaunch within --agree-timeout (%g s) of the others",
-			      timeout);
+	record = ll_agree_node_format(&rec);
+	summary = ll_summary_serialize(a->self);
+	if (st.me.rank == 0 && put_string(KEY_SUMMARY, summary) != PMIX_SUCCESS) {
+		r = ll_error_set(err, -EIO, "cannot publish this node's summary through PMIx");
 		goto out;
 	}
-	if (r < 0) {
-		r = pmix_fail(err, rc, "cannot publish this node's record through PMIx");
+	r = publish(&st, KEY_RECORD, record, "record", err);
+	if (r < 0)
 		goto out;
-	}
-	t_fence = ll_now_s();
-	r = fence(true, st.deadline, &rc);
+	r = fence(&st, true, &rc);
 	if (r == -ETIMEDOUT) {
-		r = fence_timeout_error(&st, ll_now_s() - t_fence, timeout, err);
+		r = timeout_error(&st, dl.agree_s, err);
 		goto out;
 	}
 	if (r < 0) {
 		r = pmix_fail(err, rc, "the PMIx fence failed");
 		goto out;
+	}
+	if (st.me.rank != 0) {
+		/* Everyone is here: the check-in has done its work. */
+		ll_rdzv_progress_done(st.rdzv, true);
+		ll_rdzv_closep(&st.rdzv);
 	}
 
 	st.nodes = ll_calloc(st.size, sizeof(*st.nodes));
@@ -508,39 +617,38 @@ LL_MODULE_EXPORT int ll_pmix_module_run(const struct ll_summary *self, const str
 		pmix_proc_t p = rank_proc(&st, i);
 		_cleanup_free_ char *text = NULL;
 
-		st.nodes[i].name = rank_name(&st, i);
+		st.nodes[i].name = ll_strdup(st.names[i]);
 		if (i == st.me.rank) {
-			text = ll_agree_node_format(rec);
-		} else if ((rc = get_string(&p, KEY_RECORD, &text)) != PMIX_SUCCESS) {
+			text = ll_agree_node_format(&rec);
+		} else if ((rc = get_string(&p, KEY_RECORD, true, &text)) != PMIX_SUCCESS) {
 			r = ll_error_set(err, -EIO, "cannot read the record of node '%s' through PMIx: %s",
-					 st.nodes[i].name, PMIx_Error_string(rc));
+					 st.names[i], PMIx_Error_string(rc));
 			goto out;
 		}
-		r = ll_agree_node_parse(text, st.nodes[i].name, &st.nodes[i], err);
+		r = ll_agree_node_parse(text, st.names[i], &st.nodes[i], err);
 		if (r < 0)
 			goto out;
 		odd |= st.nodes[i].hw_digest != st.nodes[0].hw_digest || st.nodes[i].net_digest != st.nodes[0].net_digest;
 	}
 
 	if (odd) {
-		/* Some node differs: publish every summary, wait until all are committed (a get
-		 * that overtakes its commit is answered "not found", or never), then read. */
-		if (st.me.rank != 0) {
-			rc = put_string(KEY_SUMMARY, summary);
-			r = rc == PMIX_SUCCESS ? commit(st.deadline, &rc) : -EIO;
-			if (r < 0) {
-				r = r == -ETIMEDOUT ? ll_error_set(err, r, "agreement timed out after %.0f s publishing "
-									  "this node's summary", ll_now_s() - t0)
-						    : pmix_fail(err, rc, "cannot publish this node's summary through PMIx");
-				goto out;
-			}
-		}
-		r = fence(false, st.deadline, &rc);
+		/* Some node differs: the first node of each digest publishes its summary and
+		 * one more collective exchange delivers them all. */
+		bool mine = st.me.rank != 0 && ll_agree_publishes_summary(st.nodes, st.size, st.me.rank);
+
+		r = publish(&st, mine ? KEY_SUMMARY : NULL, summary, "summary", err);
+		if (r < 0)
+			goto out;
+		r = fence(&st, true, &rc);
 		if (r < 0) {
 			r = r == -ETIMEDOUT ? ll_error_set(err, r, "agreement timed out after %.0f s: a node stopped "
-								  "between the two exchanges", timeout)
+								  "between the two exchanges", dl.agree_s)
 					    : pmix_fail(err, rc, "the second PMIx fence failed");
 			goto out;
+		}
+		if (st.me.rank != 0) {
+			ll_rdzv_progress_done(st.rdzv, true);
+			ll_rdzv_closep(&st.rdzv);
 		}
 	}
 	{
@@ -550,20 +658,16 @@ LL_MODULE_EXPORT int ll_pmix_module_run(const struct ll_summary *self, const str
 		};
 		r = ll_agree_decide(&in, &res, err);
 	}
-	if (odd) {
-		/* Everyone stays until everyone has read what it needed; a node that failed
-		 * alone (it could not read a peer) makes the others time out here, so nobody
-		 * launches without the rest. */
-		pmix_status_t frc;
-		int fr = fence(false, st.deadline, &frc);
-		if (r >= 0 && fr < 0) {
-			r = fr == -ETIMEDOUT ? ll_error_set(err, fr, "agreement timed out after %.0f s: not every node "
-								     "finished deciding", timeout)
-					     : pmix_fail(err, frc, "the closing PMIx fence failed");
-		}
-	}
 	if (r < 0)
 		goto out;
+	if (o->prove && st.size > 1) {
+		t_prove = ll_now_s();
+		r = prove(&st, a, &res, &dl, err);
+		if (r < 0)
+			goto out;
+		ret->proved = true;
+		ret->prove_seconds = ll_now_s() - t_prove;
+	}
 
 	ret->backend = LL_AGREE_PMIX;
 	ret->nnodes = (int)st.size;
@@ -574,11 +678,14 @@ LL_MODULE_EXPORT int ll_pmix_module_run(const struct ll_summary *self, const str
 	ret->subnet = LL_TAKE(res.subnet);
 	ret->checked = true;
 	ret->n_fetched = res.n_fetched;
+	ret->deadlines = dl;
 	for (size_t i = 0; i < res.n_warnings; i++)
 		ll_cluster_note(ret, "%s", res.warnings[i]);
 	r = 0;
 out:
 	ll_agree_result_release(&res);
+	ll_rdzv_progress_done(st.rdzv, r == 0);
+	ll_rdzv_close(st.rdzv);
 	if (st.nodes)
 		for (uint32_t i = 0; i < st.size; i++) {
 			ll_agree_node_release(&st.nodes[i]);
@@ -586,9 +693,12 @@ out:
 		}
 	free(st.nodes);
 	free(st.cache);
+	free(st.checkin_why);
+	if (st.names)
+		ll_strv_free(st.names, st.size);
 	/* After a timeout a fence may still be pending in the server; finalizing then can
 	 * wait on it, so only a clean run says goodbye. The process ends soon anyway. */
-	if (st.initialized && r != -ETIMEDOUT)
+	if (st.initialized && r != -ETIMEDOUT && r != -EHOSTUNREACH)
 		PMIx_Finalize(NULL, 0);
 	return r;
 }

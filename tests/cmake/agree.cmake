@@ -11,3 +11,6 @@ list(APPEND LL_TEST_ENV
   "LL_PMIX_FENCE=$<TARGET_FILE:pmix-fence>")
 add_executable(agree-logic ${CMAKE_SOURCE_DIR}/bench/agree-logic.c)
 target_link_libraries(agree-logic PRIVATE llmlaunch_core)
+# The rendezvous proof with 10,000 simulated nodes on loopback (issue 13).
+add_executable(rdzv-reach ${CMAKE_SOURCE_DIR}/bench/rdzv-reach.c)
+target_link_libraries(rdzv-reach PRIVATE llmlaunch_core)

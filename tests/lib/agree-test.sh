@@ -1,7 +1,8 @@
 # shellcheck shell=bash
 # Shared set-up of the agreement tests (tests/integration/slurm-*.sh, mpirun-*.sh).
 # Source after `set -u`; defines: skip, fail, agree_tmp (a private directory removed
-# on exit), ib_fsroot DIR STATE (a fake /sys with one InfiniBand port in STATE).
+# on exit), ib_fsroot DIR STATE (a fake /sys with one InfiniBand port in STATE),
+# agree_message and agree_port_of (reading nodes' messages).
 
 skip() { echo "skipped: $*" >&2; exit 77; }
 fail() { echo "FAIL: $*" >&2; exit 1; }
@@ -34,3 +35,9 @@ ib_fsroot() {
 json_field() {
 	python3 -c 'import json,sys; v=json.load(open(sys.argv[1])).get(sys.argv[2]); print("" if v is None else v)' "$1" "$2"
 }
+
+# agree_message FILE: a node's error line (its status lines aside).
+agree_message() { grep '^llmlaunch: ' "$1" | grep -v '^llmlaunch: waiting for '; }
+
+# agree_port_of ADDR FILE: the port after ADDR: in a message (the job's master port).
+agree_port_of() { sed -n "s/.*${1//./\\.}:\([0-9]*\).*/\1/p" "$2" | head -1; }

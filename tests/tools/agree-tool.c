@@ -1,6 +1,7 @@
 /* The agreement step alone, for the Slurm/mpirun tests and bench/agree.sh: probe (or
- * replay) this node, plan, ll_agree(), print the cluster as one JSON line. Exit 1 with
- * the error on stderr when agreement fails. */
+ * replay) this node, plan, ll_agree() (with --prove: and the rendezvous proof, as run
+ * does), print the cluster as one JSON line. Exit 1 with the error on stderr when
+ * agreement fails. */
 #include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
@@ -20,6 +21,7 @@ int main(int argc, char **argv)
 		{ "topology", required_argument, NULL, 't' },
 		{ "fsroot", required_argument, NULL, 'f' },
 		{ "nproc-per-node", required_argument, NULL, 'n' },
+		{ "prove", no_argument, NULL, 'p' },
 		LL_AGREE_LONG_OPTIONS,
 		{ 0 },
 	};
@@ -44,9 +46,12 @@ int main(int argc, char **argv)
 		case 'n':
 			in.nproc_per_node = atoi(optarg);
 			break;
+		case 'p':
+			aopts.prove = true;
+			break;
 		default:
 			if (ll_agree_cmd_option(&aopts, opt, optarg, &err) != 1) {
-				fprintf(stderr, "usage: %s [--topology FILE | --fsroot DIR] [--nproc-per-node N] [--agree-timeout S] [--strict]\n",
+				fprintf(stderr, "usage: %s [--topology FILE | --fsroot DIR] [--nproc-per-node N] [--agree-timeout S] [--strict] [--prove]\n",
 					argv[0]);
 				return 2;
 			}
@@ -71,11 +76,12 @@ int main(int argc, char **argv)
 	notes = json_array();
 	for (size_t i = 0; i < c.n_notes; i++)
 		json_array_append_new(notes, json_string(c.notes[i]));
-	o = json_pack("{s:s,s:i,s:i,s:s?,s:i,s:s?,s:s?,s:s?,s:s?,s:b,s:o,s:f,s:i}", "backend",
+	o = json_pack("{s:s,s:i,s:i,s:s?,s:i,s:s?,s:s?,s:s?,s:s?,s:b,s:o,s:f,s:i,s:b,s:f}", "backend",
 		      ll_agree_backend_name(c.backend), "nnodes", c.nnodes, "node_rank", c.node_rank, "master_addr",
 		      c.master_addr, "master_port", c.master_port, "socket_ifname", c.socket_ifname, "subnet", c.subnet,
 		      "NCCL_SOCKET_IFNAME", ll_plan_value(plan, "NCCL_SOCKET_IFNAME"), "host", facts->hostname,
-		      "checked", c.checked, "notes", notes, "seconds", c.seconds, "fetched", (int)c.n_fetched);
+		      "checked", c.checked, "notes", notes, "seconds", c.seconds, "fetched", (int)c.n_fetched, "proved",
+		      c.proved, "prove_seconds", c.prove_seconds);
 	char *text = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	puts(text);
 	free(text);

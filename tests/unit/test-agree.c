@@ -518,6 +518,121 @@ static void test_ten_thousand(void **state)
 	cluster_free(c);
 }
 
+/* A /32 on a management interface is one node's alone: it neither splits the nodes
+ * into network groups nor can it be chosen; the shared subnet is. */
+static void test_host_prefix(void **state)
+{
+	struct cluster *c = cluster_new(4, false);
+	struct ll_agree_result res;
+	struct ll_error err = { 0 };
+
+	(void)state;
+	for (size_t i = 0; i < 4; i++) {
+		char addr[32];
+		snprintf(addr, sizeof(addr), "203.0.113.%zu", i + 1);
+		add_if(c->sums[i], "mgmt0", LL_SUMMARY_IF_VIRTUAL, addr, 32);
+	}
+	/* The /32 first among rank 0's addresses, before the shared subnet. */
+	struct ll_summary_if t = c->sums[0]->ifs[2];
+	c->sums[0]->ifs[2] = c->sums[0]->ifs[4];
+	c->sums[0]->ifs[4] = t;
+	cluster_seal(c);
+	for (size_t i = 1; i < 4; i++)
+		assert_true(c->nodes[i].net_digest == c->nodes[0].net_digest);
+	assert_int_equal(decide(c, 2, false, &res, &err), 0);
+	assert_string_equal(res.master_addr, "10.0.0.2");
+	assert_string_equal(res.subnet, "10.0.0.0/16");
+	assert_string_equal(res.socket_ifname, "eno1");
+	ll_agree_result_release(&res);
+	cluster_free(c);
+}
+
+/* Refuses the summary of any node that does not publish it, but the deciding node's
+ * own: what a node reads after the collective exchange (pmix.c) is exactly what the
+ * publishers sent, and its own. */
+static size_t deciding_node;
+
+static int fetch_published(void *data, size_t i, const struct ll_summary **ret, struct ll_error *err)
+{
+	struct cluster *c = data;
+
+	if (i != deciding_node && !ll_agree_publishes_summary(c->nodes, c->n, i))
+		return ll_error_set(err, -ENOENT, "gpu%05zu did not publish", i + 1);
+	return fetch(data, i, ret, err);
+}
+
+static void test_publishers(void **state)
+{
+	struct cluster *c = cluster_new(12, false);
+	struct ll_error err = { 0 };
+	size_t publishers = 0;
+
+	(void)state;
+	/* Three hardware groups, three network groups, overlapping differently. */
+	c->sums[3]->ports[2].state = LL_PORT_DOWN;
+	c->sums[7]->ports[2].state = LL_PORT_DOWN;
+	c->sums[9]->gid_index = 3;
+	add_if(c->sums[5], "ens6", LL_SUMMARY_IF_PHYSICAL, "203.0.113.133", 25);
+	add_if(c->sums[7], "ens6", LL_SUMMARY_IF_PHYSICAL, "203.0.113.135", 25);
+	add_if(c->sums[11], "ib0", LL_SUMMARY_IF_IPOIB, "198.51.100.12", 24);
+	cluster_seal(c);
+	for (size_t i = 0; i < c->n; i++)
+		publishers += ll_agree_publishes_summary(c->nodes, c->n, i);
+	/* node 0 (both groups' first), 3 (hw), 9 (hw), 5 (net), 11 (net); 7 is second in both. */
+	assert_int_equal(publishers, 5);
+	assert_false(ll_agree_publishes_summary(c->nodes, c->n, 7));
+	for (size_t self = 0; self < c->n; self++) {
+		struct ll_agree_result res = { 0 };
+		struct ll_agree_input in = {
+			.nodes = c->nodes, .n_nodes = c->n, .self = self, .fetch = fetch_published, .fetch_data = c,
+		};
+
+		deciding_node = self;
+		if (ll_agree_decide(&in, &res, &err) < 0)
+			fail_msg("node %zu read a summary nobody published: %s", self, err.message);
+		ll_agree_result_release(&res);
+	}
+	cluster_free(c);
+}
+
+static bool near(double a, double b)
+{
+	return a - b < 1e-9 && b - a < 1e-9;
+}
+
+static void test_deadlines(void **state)
+{
+	struct ll_agree_deadlines d;
+	char *reason;
+	struct ll_buf b;
+	char *names[] = { "n1", "n2", "n3", "n4", "n5", "n6", "n7", "n8", "n9", "n10" };
+	size_t idx[] = { 9, 1, 2, 3, 4, 5, 6, 7, 8, 0 };
+
+	(void)state;
+	ll_agree_deadlines(4, 0, &d);
+	assert_false(d.agree_given);
+	assert_true(near(d.agree_s, 120.2) && near(d.reach_s, 10.008) && near(d.rdzv_s, 60.2));
+	ll_agree_deadlines(10000, 0, &d);
+	assert_true(near(d.agree_s, 620) && near(d.reach_s, 30) && near(d.rdzv_s, 560));
+	/* The user's bound is the agreement's, and no wait is longer. */
+	ll_agree_deadlines(16, 6, &d);
+	assert_true(d.agree_given && near(d.agree_s, 6) && near(d.reach_s, 6));
+	reason = ll_agree_deadline_reason(LL_AGREE_BASE_S, LL_AGREE_PER_NODE_S, 16);
+	assert_string_equal(reason, "120 s + 50 ms a node, for 16 nodes");
+	free(reason);
+
+	ll_buf_init(&b);
+	ll_agree_add_names(&b, names, idx, 2, 2);
+	assert_string_equal(b.s, "n10, n2");
+	ll_buf_reset(&b);
+	ll_agree_add_names(&b, names, idx, 10, 10);
+	assert_string_equal(b.s, "n10, n2, n3, n4, n5, n6, n7, n8 and 2 more");
+	ll_buf_reset(&b);
+	ll_agree_add_names(&b, names, idx, 3, 64);
+	assert_string_equal(b.s, "n10, n2, n3 and 61 more");
+	ll_buf_release(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -532,6 +647,9 @@ int main(void)
 		cmocka_unit_test(test_other_verdicts),
 		cmocka_unit_test(test_roundtrip),
 		cmocka_unit_test(test_ten_thousand),
+		cmocka_unit_test(test_host_prefix),
+		cmocka_unit_test(test_publishers),
+		cmocka_unit_test(test_deadlines),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
