@@ -135,7 +135,7 @@ static bool bitmap_ok(const char *v, const char *end)
 		}
 		if (end - v < 3 || v[0] != '0' || v[1] != 'x')
 			return false;
-		for (d = v + 2; d < end && d - v < 10 && isxdigit((unsigned char)*d); d++)
+		for (d = v + 2; d < end && d - v < 18 && isxdigit((unsigned char)*d); d++)
 			;
 		if (d == v + 2 || (d < end && *d != ','))
 			return false;

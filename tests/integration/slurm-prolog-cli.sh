@@ -42,7 +42,7 @@ want="llmlaunch: node 'n2' fails its expectations (test-expect): expected at lea
 
 # 4. Two faults at once, joined on the one line.
 SLURMD_NODENAME=n3 "${P[@]}" --state-dir "$sp_tmp/state3" --fsroot fs-gpu >/dev/null 2>err.txt && fail "missing GPU passed"
-want="llmlaunch: node 'n3' fails its expectations (test-expect): expected 2 GPUs, found 1; GPUDirect RDMA is required but neither nvidia_peermem nor nv_peer_mem is loaded"
+want="llmlaunch: node 'n3' fails its expectations (test-expect): expected 2 GPUs, found 1; GPUDirect RDMA is required but neither nvidia_peermem nor nv_peer_mem is loaded, and DMA-BUF is not usable"
 [ "$(tail -n1 err.txt)" = "$want" ] || fail "GPU and GDR faults: $(cat err.txt)"
 
 # 5. The drain reason: scontrol is run without a shell, with the fault as the reason.

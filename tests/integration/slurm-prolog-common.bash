@@ -15,14 +15,21 @@ sp_cleanup() { rm -rf "$sp_tmp"; }
 # sp_node ROOT NGPUS PORT2 GDR: a fake /sys of a 2-CPU node with NGPUS H100s
 # (0000:05:00.0, 0000:06:00.0 ...), two InfiniBand HCAs mlx5_0 and mlx5_1 (ports
 # ACTIVE, except mlx5_1's when PORT2 is "down") with netdevs ib0/ib1, and the
-# nvidia_peermem module when GDR is "yes".
+# nvidia_peermem module when GDR is "yes"; otherwise NVIDIA's proprietary driver (no
+# DMA-BUF either), so that GPUDirect RDMA is known to be off.
 sp_node() {
 	local root=$1 ngpus=$2 p2=$3 gdr=$4 i st ph
 	# shellcheck source=../fixtures/sysfs/fake-sysfs.sh
 	. "$LL_SRCDIR/tests/fixtures/sysfs/fake-sysfs.sh"
 	fake_machine "$root" 2
 	fake_module "$root" ib_core # /sys/module exists: a missing peermem means "not loaded"
-	[ "$gdr" = yes ] && fake_module "$root" nvidia_peermem
+	if [ "$gdr" = yes ]; then
+		fake_module "$root" nvidia_peermem
+	else
+		mkdir -p "$root/proc/driver/nvidia"
+		echo "NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.104.05  Sat Aug 19 01:15:15 UTC 2023" \
+			>"$root/proc/driver/nvidia/version"
+	fi
 	for ((i = 0; i < ngpus; i++)); do
 		fake_pci "$root" "0000:0$((5 + i)):00.0" 0x10de 0x2330 0x030200
 	done

@@ -70,7 +70,7 @@ deadline=$((SECONDS + 20))
 while [ "$(state n3)" != drain ] && [ $SECONDS -lt $deadline ]; do sleep 0.2; done
 [ "$(state n3)" = drain ] || fail "n3 is '$(state n3)', not drained"
 [ "$(reason n3)" = "Prolog error" ] || fail "n3 drain reason: '$(reason n3)'"
-grep -qF "llmlaunch: node 'n3' fails its expectations (test-expect): expected 2 GPUs, found 1; GPUDirect RDMA is required but neither nvidia_peermem nor nv_peer_mem is loaded" \
+grep -qF "llmlaunch: node 'n3' fails its expectations (test-expect): expected 2 GPUs, found 1; GPUDirect RDMA is required but neither nvidia_peermem nor nv_peer_mem is loaded, and DMA-BUF is not usable" \
 	"$SLURM_CLUSTER_DIR/log/slurmd-n3.log" || fail "slurmd-n3.log lacks the fault line: $(grep -i prolog "$SLURM_CLUSTER_DIR/log/slurmd-n3.log")"
 
 # 4. n4's Prolog cannot find a profile: llmlaunch's problem, not the node's. Not drained;
