@@ -114,9 +114,13 @@ static void t_jrc0323(void **state)
 	/* No peer-memory facts in a plain export: no level, and the reason says why. */
 	assert_val(l.plan, "NCCL_NET_GDR_LEVEL", NULL);
 	assert_reason_has(l.plan, "NCCL_NET_GDR_LEVEL", "readiness unknown");
-	assert_val(l.plan, "NCCL_SOCKET_IFNAME", "=enp225s0f0");
+	/* ib0, the IPoIB interface of mlx5_0's ACTIVE port: on JURECA-DC only the
+	 * IPoIB addresses reach across InfiniBand cells (pytorch/pytorch#73656; JSC's
+	 * job scripts export NCCL_SOCKET_IFNAME=ib0). */
+	assert_val(l.plan, "NCCL_SOCKET_IFNAME", "=ib0");
 	assert_reason_has(l.plan, "NCCL_SOCKET_IFNAME", "state and addresses unknown");
-	assert_val(l.plan, "GLOO_SOCKET_IFNAME", "enp225s0f0");
+	assert_reason_has(l.plan, "NCCL_SOCKET_IFNAME", "on the ACTIVE port mlx5_0:1");
+	assert_val(l.plan, "GLOO_SOCKET_IFNAME", "ib0");
 	assert_null(ll_plan_get(l.plan, "NCCL_IB_GID_INDEX"));
 	assert_val(l.plan, "LLMLAUNCH_NET", "ib");
 	assert_val(l.plan, "LLMLAUNCH_NET_GBPS", NULL);
@@ -260,11 +264,12 @@ static void t_fixture(void **state)
 	assert_val(l.plan, "NCCL_IB_DISABLE", NULL);
 	assert_val(l.plan, "NCCL_NET_GDR_LEVEL", NULL);
 	assert_reason_has(l.plan, "NCCL_NET_GDR_LEVEL", "readiness unknown");
-	/* No NetKind in the export: eno1 is Ethernet by its MAC, and the reason says so. */
-	assert_val(l.plan, "NCCL_SOCKET_IFNAME", "=eno1");
-	assert_reason_has(l.plan, "NCCL_SOCKET_IFNAME", "kind inferred from its 6-byte MAC address");
+	/* ib0 is the IPoIB interface of mlx5_0's ACTIVE port: the fabric's own
+	 * interface comes before the I350 (NCCL's default takes ib* first). */
+	assert_val(l.plan, "NCCL_SOCKET_IFNAME", "=ib0");
+	assert_reason_has(l.plan, "NCCL_SOCKET_IFNAME", "on the ACTIVE port mlx5_0:1");
 	assert_reason_has(l.plan, "NCCL_SOCKET_IFNAME", "state and addresses unknown");
-	assert_val(l.plan, "GLOO_SOCKET_IFNAME", "eno1");
+	assert_val(l.plan, "GLOO_SOCKET_IFNAME", "ib0");
 	assert_null(ll_plan_get(l.plan, "NCCL_IB_GID_INDEX"));
 	assert_val(l.plan, "CUDA_DEVICE_ORDER", "PCI_BUS_ID");
 	assert_val(l.plan, "CUDA_VISIBLE_DEVICES", NULL);
@@ -310,6 +315,17 @@ static void t_fixture(void **state)
 		assert_val(l.plan, "NCCL_IB_HCA", "=mlx5_1:1");
 		assert_val(l.plan, "LLMLAUNCH_GPUS_PER_NODE", "2");
 	}
+
+	/* Both ports DOWN: IPoIB is no longer the fabric's interface, and eno1 is
+	 * Ethernet by its MAC (no NetKind in the export); the reason says so. */
+	for (size_t d = 0; d < l.facts->n_rdma; d++)
+		for (size_t p = 0; p < l.facts->rdma[d].n_ports; p++)
+			l.facts->rdma[d].ports[p].state = LL_PORT_DOWN;
+	plan_env(&l, NULL);
+	assert_val(l.plan, "NCCL_SOCKET_IFNAME", "=eno1");
+	assert_reason_has(l.plan, "NCCL_SOCKET_IFNAME", "kind inferred from its 6-byte MAC address");
+	assert_reason_has(l.plan, "NCCL_SOCKET_IFNAME", "chosen by kind, speed, then name");
+	assert_val(l.plan, "GLOO_SOCKET_IFNAME", "eno1");
 	unload(&l);
 }
 
