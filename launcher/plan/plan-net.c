@@ -2,6 +2,7 @@
  * GLOO_SOCKET_IFNAME), the RDMA ports (NCCL_IB_HCA, NCCL_IB_DISABLE), the
  * GPUDirect RDMA level and the RoCE GID index. docs/planner.md states each rule. */
 #include <errno.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/socket.h>
 
@@ -459,9 +460,16 @@ static void filter_by_distance(struct plan_state *s, struct port_eval *ev, size_
 	}
 }
 
+/* A device whose ports the snapshot does not list (hwloc 1.x and early 2.x exports
+ * carry no PortNState) is named alone: port NO_PORT. */
+#define NO_PORT SIZE_MAX
+
 static void port_label(struct ll_buf *b, const struct ll_facts *f, const struct port_eval *e)
 {
-	ll_buf_addf(b, "%s:%u", f->rdma[e->dev].name, f->rdma[e->dev].ports[e->port].number);
+	if (e->port == NO_PORT)
+		ll_buf_add(b, f->rdma[e->dev].name);
+	else
+		ll_buf_addf(b, "%s:%u", f->rdma[e->dev].name, f->rdma[e->dev].ports[e->port].number);
 }
 
 static void decide_gdr(struct plan_state *s)
@@ -643,6 +651,20 @@ static void decide_rdma(struct plan_state *s)
 		const struct ll_rdma_device *dev = &f->rdma[d];
 		const char *unsuitable = device_unsuitable(dev);
 
+		if (dev->n_ports == 0) {
+			/* The device is there, its ports are not recorded: NCCL may well
+			 * find one ACTIVE, so nothing is disabled on its account. */
+			struct port_eval *e = ll_array_push(&ev, &n_ev, sizeof(*e));
+
+			e->dev = d;
+			e->port = NO_PORT;
+			e->excluded = ll_strdup(unsuitable ? unsuitable : "ports not in the snapshot");
+			if (!unsuitable)
+				unknown_state = true;
+			else if (dev->rdma_class == LL_RDMA_CLASS_UNKNOWN)
+				class_unknown = true;
+			continue;
+		}
 		for (size_t p = 0; p < dev->n_ports; p++) {
 			const struct ll_rdma_port *port = &dev->ports[p];
 			struct port_eval *e = ll_array_push(&ev, &n_ev, sizeof(*e));

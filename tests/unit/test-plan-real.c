@@ -635,6 +635,82 @@ static void t_mixed_vendors(void **state)
 	unload(&l);
 }
 
+/* HP ProLiant SL390s G7 (hwloc's 24em64t-2n6c2t-pci, v2.x and 1.11 files): the
+ * ES1000 beside the BMC (1002:515e) is no GPU, and mlx4_0, whose ports the export
+ * does not list, is no reason to disable InfiniBand. */
+static void t_sl390s(void **state)
+{
+	static const char *const files[] = { "hwloc-v2x-24em64t-2n6c2t-pci.xml", "hwloc/hwloc-v111-24em64t-2n6c2t-pci.xml" };
+
+	if (realdata_absent(__func__))
+		skip();
+	(void)state;
+	for (size_t i = 0; i < 2; i++) {
+		struct loaded l = load(files[i]);
+
+		assert_int_equal(l.facts->n_gpus, 3);
+		for (size_t g = 0; g < 3; g++)
+			assert_int_equal(l.facts->gpus[g].vendor, LL_GPU_VENDOR_NVIDIA);
+		for (size_t k = 0; k < l.plan->n_lints; k++)
+			assert_null(strstr(l.plan->lints[k].message, "two vendors"));
+		assert_int_equal(l.facts->n_rdma, 1);
+		assert_int_equal(l.facts->rdma[0].n_ports, 0);
+		assert_val(l.plan, "NCCL_IB_DISABLE", NULL);
+		assert_reason_has(l.plan, "NCCL_IB_DISABLE", "RDMA port states unknown");
+		assert_val(l.plan, "NCCL_IB_HCA", NULL);
+		assert_reason_has(l.plan, "NCCL_IB_HCA", "mlx4_0 (ports not in the snapshot)");
+		assert_val(l.plan, "LLMLAUNCH_NET", "unknown");
+		/* ib0's port is not known ACTIVE: Ethernet first. */
+		assert_val(l.plan, "NCCL_SOCKET_IFNAME", "=eth0");
+		unload(&l);
+	}
+}
+
+/* LLNL Corona (flux-core corona.xml, epyc-corona-p2.xml): 8 MI50 whose ROCm SMI hive
+ * id is 0, in no XGMI hive: PCIe is a fact, and the advice names XGMI, not NVLink. */
+static void t_corona_pcie(void **state)
+{
+	static const char *const files[] = { "flux-core/corona.xml", "mpibind-2/epyc-corona-p2.xml" };
+
+	if (realdata_absent(__func__))
+		skip();
+	(void)state;
+	for (size_t i = 0; i < 2; i++) {
+		struct loaded l = load(files[i]);
+		struct ll_buf b;
+
+		assert_val(l.plan, "LLMLAUNCH_GPU_FABRIC", "pcie");
+		assert_val(l.plan, "LLMLAUNCH_GPU_DOMAIN", "1");
+		assert_val(l.plan, "LLMLAUNCH_NVLINK_DOMAIN", NULL);
+		assert_val(l.plan, "NCCL_SOCKET_IFNAME", "=hsi0");
+		assert_reason_has(l.plan, "NCCL_SOCKET_IFNAME", "on the ACTIVE port mlx5_0:1");
+		ll_buf_init(&b);
+		ll_plan_summary(l.plan, &b);
+		assert_non_null(strstr(b.s, "8 GPUs per node, XGMI domain of 1"));
+		assert_non_null(strstr(b.s, "No XGMI between GPUs: tensor parallelism would cross PCIe"));
+		assert_null(strstr(b.s, "NVLink"));
+		ll_buf_release(&b);
+		unload(&l);
+	}
+}
+
+/* LLNL Quartz (cts1-quartz-smt1.xml): Omni-Path's hfi1 is an RC verbs device NCCL's
+ * IB transport drives; its IPoIB hsi0 comes before the I350 ports aci0 and eno1. */
+static void t_quartz_opa(void **state)
+{
+	if (realdata_absent(__func__))
+		skip();
+	struct loaded l = load("mpibind-2/cts1-quartz-smt1.xml");
+	(void)state;
+
+	assert_int_equal(l.facts->rdma[0].rdma_class, LL_RDMA_CLASS_VERBS);
+	assert_val(l.plan, "NCCL_IB_HCA", "=hfi1_0:1");
+	assert_val(l.plan, "LLMLAUNCH_NET", "ib");
+	assert_val(l.plan, "NCCL_SOCKET_IFNAME", "=hsi0");
+	assert_reason_has(l.plan, "NCCL_SOCKET_IFNAME", "on the ACTIVE port hfi1_0:1");
+	unload(&l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -642,6 +718,9 @@ int main(void)
 		cmocka_unit_test(t_efa),
 		cmocka_unit_test(t_mi250x),
 		cmocka_unit_test(t_mixed_vendors),
+		cmocka_unit_test(t_sl390s),
+		cmocka_unit_test(t_corona_pcie),
+		cmocka_unit_test(t_quartz_opa),
 		cmocka_unit_test(t_usnic_class),
 		cmocka_unit_test(t_slingshot_tuo),
 		cmocka_unit_test(t_jrc0323),
