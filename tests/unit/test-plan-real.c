@@ -538,13 +538,15 @@ static void t_slingshot_tuo(void **state)
 
 /* A Frontier-class AMD node (tests/fixtures/hwloc/mi250x-slingshot.xml): ROCm's
  * visibility variables, never CUDA's; XGMI as the GPU fabric; ranks bound by each
- * GCD's NUMA node; Slingshot over the management port; RCCL's plugin names. */
+ * GCD's NUMA node (OLCF's Frontier guide: GCD 0-1 on NUMA 3, 2-3 on 1, 4-5 on 0, 6-7
+ * on 2, its map_cpu:49,57,17,25,1,9,33,41 lies in exactly these sets); Slingshot over
+ * the management port; RCCL's plugin names. */
 static void t_mi250x(void **state)
 {
 	static const char *const rccl_ofi[] = { "/opt/aws-ofi-rccl/lib/librccl-net.so",
 						"/opt/aws-ofi-rccl/lib/librccl-net-ofi.so", NULL };
-	static const char *const cpus[] = { "16-23", "24-31", "48-55", "56-63", "0-7", "8-15", "32-39", "40-47" };
-	static const int numa[] = { 1, 1, 3, 3, 0, 0, 2, 2 };
+	static const char *const cpus[] = { "48-55", "56-63", "16-23", "24-31", "0-7", "8-15", "32-39", "40-47" };
+	static const int numa[] = { 3, 3, 1, 1, 0, 0, 2, 2 };
 	struct loaded l = load_fixture("mi250x-slingshot.xml");
 	struct ll_buf b;
 	(void)state;
@@ -585,8 +587,8 @@ static void t_mi250x(void **state)
 
 		plan_env(&l, env);
 		assert_int_equal(l.plan->n_ranks, 2);
-		assert_string_equal(l.plan->ranks[0].gpu_busid, "0000:c3:00.0");
-		assert_string_equal(l.plan->ranks[1].gpu_busid, "0000:c6:00.0");
+		assert_string_equal(l.plan->ranks[0].gpu_busid, "0000:d3:00.0");
+		assert_string_equal(l.plan->ranks[1].gpu_busid, "0000:d6:00.0");
 		assert_val(l.plan, "LLMLAUNCH_GPU_DOMAIN", "2");
 	}
 	{
@@ -594,8 +596,8 @@ static void t_mi250x(void **state)
 
 		plan_env(&l, env);
 		assert_val(l.plan, "HIP_VISIBLE_DEVICES", "2");
-		assert_string_equal(l.plan->ranks[0].gpu_busid, "0000:93:00.0");
-		assert_int_equal(l.plan->ranks[0].numa_node, 3);
+		assert_string_equal(l.plan->ranks[0].gpu_busid, "0000:cb:00.0");
+		assert_int_equal(l.plan->ranks[0].numa_node, 1);
 	}
 	/* Slurm's allocation is exported as ROCR_VISIBLE_DEVICES. */
 	{
