@@ -68,6 +68,7 @@
 #define LL_INFO_AMD_UUID        "AMDUUID"         /* hwloc's own (ROCm SMI backend) */
 #define LL_INFO_AMD_PARTITIONS  "AMDPartitions"   /* on an AMD GPU PCI object: ROCm devices on it (KFD) */
 #define LL_INFO_XGMI_LINKS      "XGMILinks"       /* on an AMD GPU PCI object: GPUs it has XGMI links to */
+#define LL_INFO_XGMI_HIVE       "XGMIHiveID"      /* hwloc's own (ROCm SMI backend): "0" outside any XGMI hive */
 
 /* Distances. */
 #define LL_DIST_NVLINK          "NVLinkBandwidth" /* hwloc's own NVML backend name, MB/s */

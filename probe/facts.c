@@ -121,6 +121,21 @@ static bool is_nvswitch(hwloc_obj_t pci)
  * flux-core's tuo.SPX.xml export). Intel's 0x0300 VGA devices are integrated
  * graphics on every server CPU and never train models; its data-center GPUs (Max,
  * Flex) report 0x0380/0x0302. */
+/* AMD's server-management VGAs, the board's display beside the BMC (HP ProLiant
+ * G6/G7 in hwloc's 24em64t-2n6c2t-pci.xml carries an ES1000): R100-family and
+ * Mach64 parts that only the radeon and mach64 display drivers know (Linux
+ * include/drm/drm_pciids.h lists 0x5159, 0x515A, 0x515E as CHIP_RV100; pci.ids:
+ * 0x515e and 0x5969 "ES1000", 0x4752 "Rage XL PCI"). ROCm never drives them. */
+static bool amd_management_vga(unsigned device)
+{
+	static const unsigned ids[] = { 0x4752, 0x5159, 0x515a, 0x515e, 0x5969 };
+
+	for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++)
+		if (ids[i] == device)
+			return true;
+	return false;
+}
+
 static enum ll_gpu_vendor gpu_vendor(hwloc_obj_t pci)
 {
 	unsigned cls = pci->attr->pcidev.class_id;
@@ -128,6 +143,8 @@ static enum ll_gpu_vendor gpu_vendor(hwloc_obj_t pci)
 
 	if (vendor == 0x1002 && cls == 0x1200)
 		return LL_GPU_VENDOR_AMD;
+	if (vendor == 0x1002 && amd_management_vga(pci->attr->pcidev.device_id))
+		return LL_GPU_VENDOR_OTHER;
 	if (cls != 0x0300 && cls != 0x0302 && cls != 0x0380)
 		return LL_GPU_VENDOR_OTHER;
 	switch (vendor) {
@@ -211,6 +228,27 @@ static void gpu_fill(hwloc_topology_t topo, struct gpu_tmp *t, hwloc_obj_t pci, 
 	/* The same for AMD: the KFD or ROCm SMI reader counted no XGMI peer. */
 	if (ll_facts_parse_long(hwloc_obj_get_info_by_name(pci, LL_INFO_XGMI_LINKS), 10) == 0)
 		t->gpu.links_known = true;
+	/* hwloc's RSMI backend records ROCm SMI's XGMI hive id, the KFD node's hive_id
+	 * (rocm_smi.cc rsmi_dev_xgmi_hive_id_get), which amdgpu leaves 0 for a GPU in no
+	 * XGMI hive; it then writes no XGMIBandwidth either (topology-rsmi.c writes the
+	 * matrix only when some pair is XGMI-linked). Hive 0: no XGMI, a fact (LLNL
+	 * Corona's MI50 exports, hwloc 2.5 and 2.7). */
+	if (v == LL_GPU_VENDOR_AMD && osdev && ll_streq(hwloc_obj_get_info_by_name(osdev, LL_INFO_XGMI_HIVE), "0"))
+		t->gpu.links_known = true;
+}
+
+/* A display-class PCI device whose vendor id is not recorded (0000, which no
+ * vendor holds: hwloc's trimmed nvidiagpunumanodes tarball of a POWER9 AC922 with
+ * six V100) may be any vendor's GPU: the node's GPUs are then unknown. */
+static bool display_without_vendor(hwloc_topology_t topo)
+{
+	for (hwloc_obj_t o = hwloc_get_next_pcidev(topo, NULL); o; o = hwloc_get_next_pcidev(topo, o)) {
+		unsigned cls = o->attr->pcidev.class_id;
+
+		if (o->attr->pcidev.vendor_id == 0 && (cls == 0x0300 || cls == 0x0302 || cls == 0x0380))
+			return true;
+	}
+	return false;
 }
 
 static void gpu_facts(hwloc_topology_t topo, struct ll_facts *f, hwloc_obj_t **ret_objs, hwloc_obj_t **ret_osdevs)
@@ -442,8 +480,14 @@ int ll_probe_facts(hwloc_topology_t topo, const char *source, struct ll_facts **
 	 * filtered out) whether the node has GPUs is unknown. */
 	f->gpus_known = hwloc_get_next_pcidev(topo, NULL) != NULL ||
 			ll_streq(hwloc_obj_get_info_by_name(hwloc_get_root_obj(topo), LL_INFO_PCI_SCANNED), "1");
+	if (!f->gpus_known)
+		f->gpus_unknown_why = "the topology has no PCI objects (an export without I/O)";
 	host_facts(topo, f);
 	gpu_facts(topo, f, &gpu_objs, &gpu_osdevs);
+	if (f->gpus_known && display_without_vendor(topo)) {
+		f->gpus_known = false;
+		f->gpus_unknown_why = "display devices without a PCI vendor id in the topology";
+	}
 	link_matrix_facts(topo, f, gpu_objs, gpu_osdevs, LL_DIST_NVLINK, LL_GPU_FABRIC_NVLINK);
 	link_matrix_facts(topo, f, gpu_objs, gpu_osdevs, LL_DIST_XGMI, LL_GPU_FABRIC_XGMI);
 	ll_facts_rdma_extract(topo, f, &rdma_objs);

@@ -236,6 +236,7 @@ struct ll_facts {
 	 * objects (hwloc's I/O filters, or an excerpt): then the lists below are empty
 	 * because nothing was recorded, not because the node has nothing. */
 	bool gpus_known;         /* PCI objects exist: gpus[] is every GPU of the node */
+	const char *gpus_unknown_why; /* static text when !gpus_known: what the topology lacks */
 	bool netdevs_known;      /* network or RDMA OS devices exist: rdma[] and netifs[] are complete */
 	char *hostname;          /* NULL unknown */
 	char *dmi_product_name;  /* /sys/class/dmi/id/product_name, NULL unknown */
@@ -283,6 +284,12 @@ struct ll_facts {
 	/* PCIe path class between gpus[i] and rdma[j]: gpu_nic[i * n_rdma + j]. */
 	enum ll_path *gpu_nic;
 };
+
+/* Why the GPUs are unknown: the facts' own words, else the usual cause. */
+static inline const char *ll_facts_gpus_unknown_why(const struct ll_facts *f)
+{
+	return f->gpus_unknown_why ? f->gpus_unknown_why : "the topology has no PCI objects (an export without I/O)";
+}
 
 void ll_facts_free(struct ll_facts *f);
 static inline void ll_facts_freep(struct ll_facts **f) { if (*f) { ll_facts_free(*f); *f = NULL; } }

@@ -502,8 +502,10 @@ out:
 
 /* ---- network ---- */
 
-/* Lower is better; -1: never a candidate. */
-static int if_rank(const struct ll_summary_if *f, bool one_host)
+/* Lower is better; -1: never a candidate. With InfiniBand as node 0's transport
+ * (ipoib_first) its IPoIB addresses come before Ethernet, as the planner ranks
+ * IPoIB on an ACTIVE port first (plan-net.c, netif_rank). */
+static int if_rank(const struct ll_summary_if *f, bool one_host, bool ipoib_first)
 {
 	int base;
 
@@ -520,13 +522,13 @@ static int if_rank(const struct ll_summary_if *f, bool one_host)
 		base = 0;
 		break;
 	case LL_SUMMARY_IF_PHYSICAL:
-		base = 2;
-		break;
-	case LL_SUMMARY_IF_IPOIB:
 		base = 4;
 		break;
+	case LL_SUMMARY_IF_IPOIB:
+		base = ipoib_first ? 2 : 6;
+		break;
 	case LL_SUMMARY_IF_VIRTUAL:
-		base = 6;
+		base = 8;
 		break;
 	default:
 		return -1;
@@ -539,7 +541,7 @@ static const struct ll_summary_if *if_in_subnet(const struct ll_summary *s, cons
 	for (size_t i = 0; i < s->n_ifs; i++) {
 		char *net;
 		bool match;
-		if (if_rank(&s->ifs[i], one_host) < 0)
+		if (if_rank(&s->ifs[i], one_host, false) < 0)
 			continue;
 		net = ll_subnet_of(s->ifs[i].family, s->ifs[i].addr, s->ifs[i].prefixlen);
 		match = net && strcmp(net, subnet) == 0;
@@ -554,7 +556,7 @@ static int choose_network(const struct ll_agree_input *in, struct fetcher *f, si
 			  const struct ll_summary *s0, const struct ll_summary *self, struct ll_agree_result *res,
 			  struct ll_error *err)
 {
-	bool one_host = true;
+	bool one_host = true, ipoib_first;
 	struct group *groups;
 	size_t n_groups, *cand = NULL, n_cand = 0;
 	const struct ll_summary_if *best = NULL;
@@ -573,9 +575,10 @@ static int choose_network(const struct ll_agree_input *in, struct fetcher *f, si
 	}
 
 	/* Node 0's addresses in order of preference (stable within a rank). */
-	for (int want = 0; want <= 7; want++)
+	ipoib_first = s0->net && strcasecmp(s0->net, "ib") == 0;
+	for (int want = 0; want <= 9; want++)
 		for (size_t i = 0; i < s0->n_ifs; i++)
-			if (if_rank(&s0->ifs[i], one_host) == want)
+			if (if_rank(&s0->ifs[i], one_host, ipoib_first) == want)
 				*(size_t *)ll_array_push(&cand, &n_cand, sizeof(size_t)) = i;
 	if (n_cand == 0) {
 		r = ll_error_set(err, -ENETUNREACH, "node %s (rank 0) has no usable IP address", node_name(in->nodes, node0, buf));

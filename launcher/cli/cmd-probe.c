@@ -115,7 +115,10 @@ static void print_heading(struct ll_out *o, const char *known_key, bool known, c
 
 static void print_gpus(struct ll_out *o, const struct ll_facts *f)
 {
-	print_heading(o, "gpus_known", f->gpus_known, "GPUs", f->n_gpus, "the topology has no PCI objects");
+	const char *full = ll_facts_gpus_unknown_why(f);
+	_cleanup_free_ char *why = ll_strndup(full, strstr(full, " (") ? (size_t)(strstr(full, " (") - full) : strlen(full));
+
+	print_heading(o, "gpus_known", f->gpus_known, "GPUs", f->n_gpus, why);
 	ll_out_open_array(o, "gpus");
 	for (size_t i = 0; i < f->n_gpus; i++) {
 		const struct ll_gpu *g = &f->gpus[i];

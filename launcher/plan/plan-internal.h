@@ -49,7 +49,6 @@ struct plan_state {
 
 /* The reasons every rule gives when the topology cannot tell (llmlaunch/facts.h,
  * gpus_known and netdevs_known): one wording, so explain reads the same everywhere. */
-#define LL_PLAN_GPUS_UNKNOWN "GPUs unknown: the topology has no PCI objects (an export without I/O)"
 #define LL_PLAN_NETDEVS_UNKNOWN \
 	"network and RDMA devices unknown: the topology has no network OS devices (an export without I/O)"
 #define LL_PLAN_NVLINK_UNKNOWN_EXPORT \

@@ -2,6 +2,7 @@
  * GLOO_SOCKET_IFNAME), the RDMA ports (NCCL_IB_HCA, NCCL_IB_DISABLE), the
  * GPUDirect RDMA level and the RoCE GID index. docs/planner.md states each rule. */
 #include <errno.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/socket.h>
 
@@ -61,26 +62,62 @@ static const char *netif_unusable(const struct ll_netif *n)
 	return NULL;
 }
 
-/* Lower is better: the high-speed fabric's own interfaces (Slingshot's hsn/hsi:
- * HPE points NCCL's sockets at them, shs-ccl-docs), then physical Ethernet, then
- * bonds and VLANs, then IPoIB, then the rest; an interface with only IPv6 comes
- * after every one with IPv4. Among equals the faster (known speeds) wins, so a
- * 100G port beats the 1G management port. */
-static int netif_rank(const struct ll_netif *n)
+/* The ACTIVE port whose IPoIB interface n is, or NULL: the port naming n as its
+ * netdev, else (hwloc exports name no port) any ACTIVE port of n's RDMA device. */
+static const struct ll_rdma_port *ipoib_active_port(const struct ll_facts *f, const struct ll_netif *n,
+						   const struct ll_rdma_device **ret_dev)
 {
+	if (netif_kind(n) != LL_NETIF_INFINIBAND || !n->rdma_device)
+		return NULL;
+	for (size_t d = 0; d < f->n_rdma; d++) {
+		const struct ll_rdma_device *dev = &f->rdma[d];
+		const struct ll_rdma_port *any = NULL;
+
+		if (!ll_streq(dev->name, n->rdma_device) || dev->rdma_class != LL_RDMA_CLASS_VERBS)
+			continue;
+		for (size_t p = 0; p < dev->n_ports; p++) {
+			const struct ll_rdma_port *port = &dev->ports[p];
+
+			if (port->state != LL_PORT_ACTIVE && port->state != LL_PORT_ACTIVE_DEFER)
+				continue;
+			if (port->netdev && ll_streq(port->netdev, n->name)) {
+				*ret_dev = dev;
+				return port;
+			}
+			if (!port->netdev && !any)
+				any = port;
+		}
+		if (any)
+			*ret_dev = dev;
+		return any;
+	}
+	return NULL;
+}
+
+/* Lower is better: the high-speed fabric's own interfaces first: Slingshot's
+ * hsn/hsi (HPE points NCCL's sockets at them, shs-ccl-docs), then IPoIB on an
+ * ACTIVE InfiniBand port (NCCL's own default takes ib* interfaces first, NCCL docs
+ * "NCCL_SOCKET_IFNAME"; on JSC's JUWELS and JURECA nodes only the IPoIB addresses
+ * reach across InfiniBand cells, pytorch/pytorch#73656), then physical Ethernet,
+ * then bonds and VLANs, then other IPoIB (port down or unknown), then the rest; an
+ * interface with only IPv6 comes after every one with IPv4. Among equals the faster
+ * (known speeds) wins, so a 100G port beats the 1G management port. */
+static int netif_rank(const struct ll_facts *f, const struct ll_netif *n)
+{
+	const struct ll_rdma_device *dev = NULL;
 	int r;
 
 	if (n->slingshot)
 		r = 0;
 	else switch (netif_kind(n)) {
-	case LL_NETIF_ETHERNET: r = 1; break;
+	case LL_NETIF_INFINIBAND: r = ipoib_active_port(f, n, &dev) ? 1 : 4; break;
+	case LL_NETIF_ETHERNET: r = 2; break;
 	case LL_NETIF_BOND:
-	case LL_NETIF_VLAN: r = 2; break;
-	case LL_NETIF_INFINIBAND: r = 3; break;
-	default: r = 4; break;
+	case LL_NETIF_VLAN: r = 3; break;
+	default: r = 5; break;
 	}
 	if (n->addrs_known && !first_v4(n))
-		r += 5;
+		r += 6;
 	return r;
 }
 
@@ -135,9 +172,9 @@ static void decide_socket_if(struct plan_state *s)
 				fallback = n;
 			continue;
 		}
-		if (netif_better(n, netif_rank(n), best, best_rank)) {
+		if (netif_better(n, netif_rank(f, n), best, best_rank)) {
 			best = n;
-			best_rank = netif_rank(n);
+			best_rank = netif_rank(f, n);
 		}
 	}
 
@@ -157,8 +194,18 @@ static void decide_socket_if(struct plan_state *s)
 			ll_buf_addf(&why, " with IPv4 %s", v4);
 		else
 			ll_buf_add(&why, " with IPv6 only");
-		ll_buf_add(&why, best->slingshot ? ", the fabric's own interface before any other"
-						  : ", chosen by kind, speed, then name");
+		if (best->slingshot) {
+			ll_buf_add(&why, ", the fabric's own interface before any other");
+		} else {
+			const struct ll_rdma_device *dev = NULL;
+			const struct ll_rdma_port *port = ipoib_active_port(f, best, &dev);
+
+			if (port)
+				ll_buf_addf(&why, ", on the ACTIVE port %s:%u: the InfiniBand fabric's interface, "
+						  "before Ethernet", dev->name, port->number);
+			else
+				ll_buf_add(&why, ", chosen by kind, speed, then name");
+		}
 	} else if (fallback && s->p->nnodes == 1) {
 		best = fallback;
 		ll_buf_addf(&why, "%s: only %s interfaces are usable, which is fine on a single node", best->name,
@@ -413,9 +460,16 @@ static void filter_by_distance(struct plan_state *s, struct port_eval *ev, size_
 	}
 }
 
+/* A device whose ports the snapshot does not list (hwloc 1.x and early 2.x exports
+ * carry no PortNState) is named alone: port NO_PORT. */
+#define NO_PORT SIZE_MAX
+
 static void port_label(struct ll_buf *b, const struct ll_facts *f, const struct port_eval *e)
 {
-	ll_buf_addf(b, "%s:%u", f->rdma[e->dev].name, f->rdma[e->dev].ports[e->port].number);
+	if (e->port == NO_PORT)
+		ll_buf_add(b, f->rdma[e->dev].name);
+	else
+		ll_buf_addf(b, "%s:%u", f->rdma[e->dev].name, f->rdma[e->dev].ports[e->port].number);
 }
 
 static void decide_gdr(struct plan_state *s)
@@ -597,6 +651,20 @@ static void decide_rdma(struct plan_state *s)
 		const struct ll_rdma_device *dev = &f->rdma[d];
 		const char *unsuitable = device_unsuitable(dev);
 
+		if (dev->n_ports == 0) {
+			/* The device is there, its ports are not recorded: NCCL may well
+			 * find one ACTIVE, so nothing is disabled on its account. */
+			struct port_eval *e = ll_array_push(&ev, &n_ev, sizeof(*e));
+
+			e->dev = d;
+			e->port = NO_PORT;
+			e->excluded = ll_strdup(unsuitable ? unsuitable : "ports not in the snapshot");
+			if (!unsuitable)
+				unknown_state = true;
+			else if (dev->rdma_class == LL_RDMA_CLASS_UNKNOWN)
+				class_unknown = true;
+			continue;
+		}
 		for (size_t p = 0; p < dev->n_ports; p++) {
 			const struct ll_rdma_port *port = &dev->ports[p];
 			struct port_eval *e = ll_array_push(&ev, &n_ev, sizeof(*e));

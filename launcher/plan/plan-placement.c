@@ -146,8 +146,8 @@ int plan_gpus_decide(struct plan_state *s, struct ll_error *err)
 	if (!f->gpus_known) {
 		/* Neither an order nor a selection can be checked against GPUs nobody
 		 * recorded; what the user brings is passed on as it is. */
-		plan_decide(s, "CUDA_DEVICE_ORDER", NULL, LL_SOURCE_PROBE, true, "%s", LL_PLAN_GPUS_UNKNOWN);
-		plan_decide(s, "CUDA_VISIBLE_DEVICES", NULL, LL_SOURCE_PROBE, true, "%s", LL_PLAN_GPUS_UNKNOWN);
+		plan_decide(s, "CUDA_DEVICE_ORDER", NULL, LL_SOURCE_PROBE, true, "GPUs unknown: %s", ll_facts_gpus_unknown_why(f));
+		plan_decide(s, "CUDA_VISIBLE_DEVICES", NULL, LL_SOURCE_PROBE, true, "GPUs unknown: %s", ll_facts_gpus_unknown_why(f));
 		return 0;
 	}
 	if (f->n_gpus == 0) {
@@ -222,10 +222,11 @@ static void decide_nproc(struct plan_state *s)
 		 * node: a default, and the lint says to give the real count. */
 		n = 1;
 		plan_decide(s, "nproc-per-node", "1", LL_SOURCE_DEFAULT, false,
-			    "%s: torchrun's default of one worker", LL_PLAN_GPUS_UNKNOWN);
+			    "GPUs unknown: %s: torchrun's default of one worker", ll_facts_gpus_unknown_why(s->f));
 		plan_lint(s, LL_LINT_WARNING, "nproc-per-node",
-			  "the number of GPUs is unknown (the topology has no PCI objects): one worker is "
-			  "started; give --nproc-per-node, or probe the node itself");
+			  "the number of GPUs is unknown, %s: one worker is started; give --nproc-per-node, "
+			  "or probe the node itself",
+			  ll_facts_gpus_unknown_why(s->f));
 	} else {
 		n = 1;
 		plan_decide(s, "nproc-per-node", "1", LL_SOURCE_DEFAULT, false,

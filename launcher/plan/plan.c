@@ -373,10 +373,10 @@ static void plan_decide_facts(struct plan_state *s)
 	plan_decide(s, "LLMLAUNCH_NNODES", num, LL_SOURCE_DEFAULT, true,
 		    s->p->nnodes == 1 ? "one node unless cluster agreement says otherwise" : "nodes in the job");
 	if (!f->gpus_known) {
-		plan_decide(s, "LLMLAUNCH_GPUS_PER_NODE", NULL, LL_SOURCE_PROBE, true, "%s", LL_PLAN_GPUS_UNKNOWN);
-		plan_decide(s, "LLMLAUNCH_NVLINK_DOMAIN", NULL, LL_SOURCE_PROBE, true, "%s", LL_PLAN_GPUS_UNKNOWN);
-		plan_decide(s, "LLMLAUNCH_GPU_FABRIC", NULL, LL_SOURCE_PROBE, true, "%s", LL_PLAN_GPUS_UNKNOWN);
-		plan_decide(s, "LLMLAUNCH_GPU_DOMAIN", NULL, LL_SOURCE_PROBE, true, "%s", LL_PLAN_GPUS_UNKNOWN);
+		plan_decide(s, "LLMLAUNCH_GPUS_PER_NODE", NULL, LL_SOURCE_PROBE, true, "GPUs unknown: %s", ll_facts_gpus_unknown_why(f));
+		plan_decide(s, "LLMLAUNCH_NVLINK_DOMAIN", NULL, LL_SOURCE_PROBE, true, "GPUs unknown: %s", ll_facts_gpus_unknown_why(f));
+		plan_decide(s, "LLMLAUNCH_GPU_FABRIC", NULL, LL_SOURCE_PROBE, true, "GPUs unknown: %s", ll_facts_gpus_unknown_why(f));
+		plan_decide(s, "LLMLAUNCH_GPU_DOMAIN", NULL, LL_SOURCE_PROBE, true, "GPUs unknown: %s", ll_facts_gpus_unknown_why(f));
 	} else {
 		decide_gpu_fabric(s);
 	}
@@ -528,11 +528,9 @@ void ll_plan_summary(const struct ll_plan *p, struct ll_buf *out)
 	const char *gbps = ll_plan_value(p, "LLMLAUNCH_NET_GBPS");
 	const struct ll_setting *dom_setting = ll_plan_get(p, "LLMLAUNCH_GPU_DOMAIN");
 	int n_gpus = gpus ? atoi(gpus) : 0, domain = dom ? atoi(dom) : 0;
-	/* "NVLink" unless the workers' fabric is XGMI (or unknown on AMD GPUs). */
-	const char *fabric = ll_streq(fab, "xgmi") || (dom_setting && dom_setting->reason &&
-							ll_startswith(dom_setting->reason, "XGMI"))
-				     ? "XGMI"
-				     : "NVLink";
+	/* "NVLink" unless the workers' fabric is XGMI or their GPUs are AMD's (the plan
+	 * holds ROCR_VISIBLE_DEVICES for AMD GPUs only). */
+	const char *fabric = ll_streq(fab, "xgmi") || ll_plan_get(p, "ROCR_VISIBLE_DEVICES") ? "XGMI" : "NVLink";
 	const char *net_text = ll_streq(net, "ib")     ? "InfiniBand"
 			       : ll_streq(net, "roce")   ? "RoCE"
 			       : ll_streq(net, "rdma")   ? "RDMA (link layer unknown)"
@@ -541,8 +539,15 @@ void ll_plan_summary(const struct ll_plan *p, struct ll_buf *out)
 							 : "unknown";
 
 	/* What is not known is said, never turned into advice. */
-	if (!gpus)
-		ll_buf_add(out, "GPUs unknown (the topology has no PCI objects); ");
+	if (!gpus) {
+		/* The reason's own words, "GPUs unknown: WHY (detail)", without the detail. */
+		const struct ll_setting *g = ll_plan_get(p, "LLMLAUNCH_GPUS_PER_NODE");
+		const char *why = g && g->reason && ll_startswith(g->reason, "GPUs unknown: ") ? g->reason + 14
+											  : "not in the topology";
+		const char *detail = strstr(why, " (");
+
+		ll_buf_addf(out, "GPUs unknown (%.*s); ", detail ? (int)(detail - why) : (int)strlen(why), why);
+	}
 	else if (n_gpus == 0)
 		ll_buf_add(out, "No GPUs for the workers: CPU training over gloo, ");
 	else if (!dom)

@@ -168,7 +168,8 @@ void ll_health_check(const struct ll_facts *f, const struct ll_profile_expect *e
 	if (e->gpus >= 0 && !f->gpus_known) {
 		h->n_stated++;
 		add(&h->notes, &h->n_notes,
-		    ll_strdup("GPUs are unknown (a topology without PCI objects): the GPU count is not checked"));
+		    ll_asprintf("GPUs are unknown, %s: the GPU count is not checked",
+				ll_facts_gpus_unknown_why(f)));
 	} else if (e->gpus >= 0) {
 		h->n_stated++;
 		h->n_checked++;

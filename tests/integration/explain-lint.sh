@@ -94,7 +94,7 @@ if [ -r "$X" ]; then
 import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["NCCL_IB_HCA"] == "=mlx5_0:1,mlx5_1:1,mlx5_2:1,mlx5_3:1", d
-assert d["NCCL_SOCKET_IFNAME"] == "=enp225s0f0" and d["CUDA_DEVICE_ORDER"] == "PCI_BUS_ID", d
+assert d["NCCL_SOCKET_IFNAME"] == "=ib0" and d["CUDA_DEVICE_ORDER"] == "PCI_BUS_ID", d
 assert "NCCL_NET_GDR_LEVEL" not in d and d["OMP_NUM_THREADS"] == "16", d
 ' "$T/jrc.json" || bad "jrc0323 env"
 else

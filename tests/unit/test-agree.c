@@ -185,14 +185,26 @@ static void test_subnet_preference(void **state)
 	struct ll_error err = { 0 };
 
 	(void)state;
-	/* Every node also has IPoIB on 192.168.0.0/24 and IPv6 on eno1: physical
-	 * Ethernet IPv4 first. Node 3 lacks 10.0/16: the IPoIB subnet is chosen. */
+	/* Every node also has IPoIB on 192.168.0.0/24 and IPv6 on eno1. InfiniBand is
+	 * the transport: its IPoIB subnet first, as the planner ranks it. */
 	for (size_t i = 0; i < 3; i++) {
 		char a[32];
 		snprintf(a, sizeof(a), "192.168.0.%zu", i + 10);
 		add_if(c->sums[i], "ib0", LL_SUMMARY_IF_IPOIB, a, 24);
 		snprintf(a, sizeof(a), "fd00::%zu", i + 10);
 		add_if(c->sums[i], "eno1", LL_SUMMARY_IF_PHYSICAL, a, 64);
+	}
+	cluster_seal(c);
+	assert_int_equal(decide(c, 1, false, &res, &err), 0);
+	assert_string_equal(res.master_addr, "192.168.0.10");
+	assert_string_equal(res.socket_ifname, "ib0");
+	ll_agree_result_release(&res);
+
+	/* Sockets as the transport: physical Ethernet IPv4 first. Node 3 lacks
+	 * 10.0/16: the IPoIB subnet is chosen. */
+	for (size_t i = 0; i < 3; i++) {
+		free(c->sums[i]->net);
+		c->sums[i]->net = ll_strdup("socket");
 	}
 	cluster_seal(c);
 	assert_int_equal(decide(c, 1, false, &res, &err), 0);

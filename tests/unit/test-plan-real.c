@@ -114,9 +114,13 @@ static void t_jrc0323(void **state)
 	/* No peer-memory facts in a plain export: no level, and the reason says why. */
 	assert_val(l.plan, "NCCL_NET_GDR_LEVEL", NULL);
 	assert_reason_has(l.plan, "NCCL_NET_GDR_LEVEL", "readiness unknown");
-	assert_val(l.plan, "NCCL_SOCKET_IFNAME", "=enp225s0f0");
+	/* ib0, the IPoIB interface of mlx5_0's ACTIVE port: on JURECA-DC only the
+	 * IPoIB addresses reach across InfiniBand cells (pytorch/pytorch#73656; JSC's
+	 * job scripts export NCCL_SOCKET_IFNAME=ib0). */
+	assert_val(l.plan, "NCCL_SOCKET_IFNAME", "=ib0");
 	assert_reason_has(l.plan, "NCCL_SOCKET_IFNAME", "state and addresses unknown");
-	assert_val(l.plan, "GLOO_SOCKET_IFNAME", "enp225s0f0");
+	assert_reason_has(l.plan, "NCCL_SOCKET_IFNAME", "on the ACTIVE port mlx5_0:1");
+	assert_val(l.plan, "GLOO_SOCKET_IFNAME", "ib0");
 	assert_null(ll_plan_get(l.plan, "NCCL_IB_GID_INDEX"));
 	assert_val(l.plan, "LLMLAUNCH_NET", "ib");
 	assert_val(l.plan, "LLMLAUNCH_NET_GBPS", NULL);
@@ -260,11 +264,12 @@ static void t_fixture(void **state)
 	assert_val(l.plan, "NCCL_IB_DISABLE", NULL);
 	assert_val(l.plan, "NCCL_NET_GDR_LEVEL", NULL);
 	assert_reason_has(l.plan, "NCCL_NET_GDR_LEVEL", "readiness unknown");
-	/* No NetKind in the export: eno1 is Ethernet by its MAC, and the reason says so. */
-	assert_val(l.plan, "NCCL_SOCKET_IFNAME", "=eno1");
-	assert_reason_has(l.plan, "NCCL_SOCKET_IFNAME", "kind inferred from its 6-byte MAC address");
+	/* ib0 is the IPoIB interface of mlx5_0's ACTIVE port: the fabric's own
+	 * interface comes before the I350 (NCCL's default takes ib* first). */
+	assert_val(l.plan, "NCCL_SOCKET_IFNAME", "=ib0");
+	assert_reason_has(l.plan, "NCCL_SOCKET_IFNAME", "on the ACTIVE port mlx5_0:1");
 	assert_reason_has(l.plan, "NCCL_SOCKET_IFNAME", "state and addresses unknown");
-	assert_val(l.plan, "GLOO_SOCKET_IFNAME", "eno1");
+	assert_val(l.plan, "GLOO_SOCKET_IFNAME", "ib0");
 	assert_null(ll_plan_get(l.plan, "NCCL_IB_GID_INDEX"));
 	assert_val(l.plan, "CUDA_DEVICE_ORDER", "PCI_BUS_ID");
 	assert_val(l.plan, "CUDA_VISIBLE_DEVICES", NULL);
@@ -310,6 +315,17 @@ static void t_fixture(void **state)
 		assert_val(l.plan, "NCCL_IB_HCA", "=mlx5_1:1");
 		assert_val(l.plan, "LLMLAUNCH_GPUS_PER_NODE", "2");
 	}
+
+	/* Both ports DOWN: IPoIB is no longer the fabric's interface, and eno1 is
+	 * Ethernet by its MAC (no NetKind in the export); the reason says so. */
+	for (size_t d = 0; d < l.facts->n_rdma; d++)
+		for (size_t p = 0; p < l.facts->rdma[d].n_ports; p++)
+			l.facts->rdma[d].ports[p].state = LL_PORT_DOWN;
+	plan_env(&l, NULL);
+	assert_val(l.plan, "NCCL_SOCKET_IFNAME", "=eno1");
+	assert_reason_has(l.plan, "NCCL_SOCKET_IFNAME", "kind inferred from its 6-byte MAC address");
+	assert_reason_has(l.plan, "NCCL_SOCKET_IFNAME", "chosen by kind, speed, then name");
+	assert_val(l.plan, "GLOO_SOCKET_IFNAME", "eno1");
 	unload(&l);
 }
 
@@ -522,13 +538,15 @@ static void t_slingshot_tuo(void **state)
 
 /* A Frontier-class AMD node (tests/fixtures/hwloc/mi250x-slingshot.xml): ROCm's
  * visibility variables, never CUDA's; XGMI as the GPU fabric; ranks bound by each
- * GCD's NUMA node; Slingshot over the management port; RCCL's plugin names. */
+ * GCD's NUMA node (OLCF's Frontier guide: GCD 0-1 on NUMA 3, 2-3 on 1, 4-5 on 0, 6-7
+ * on 2, its map_cpu:49,57,17,25,1,9,33,41 lies in exactly these sets); Slingshot over
+ * the management port; RCCL's plugin names. */
 static void t_mi250x(void **state)
 {
 	static const char *const rccl_ofi[] = { "/opt/aws-ofi-rccl/lib/librccl-net.so",
 						"/opt/aws-ofi-rccl/lib/librccl-net-ofi.so", NULL };
-	static const char *const cpus[] = { "16-23", "24-31", "48-55", "56-63", "0-7", "8-15", "32-39", "40-47" };
-	static const int numa[] = { 1, 1, 3, 3, 0, 0, 2, 2 };
+	static const char *const cpus[] = { "48-55", "56-63", "16-23", "24-31", "0-7", "8-15", "32-39", "40-47" };
+	static const int numa[] = { 3, 3, 1, 1, 0, 0, 2, 2 };
 	struct loaded l = load_fixture("mi250x-slingshot.xml");
 	struct ll_buf b;
 	(void)state;
@@ -569,8 +587,8 @@ static void t_mi250x(void **state)
 
 		plan_env(&l, env);
 		assert_int_equal(l.plan->n_ranks, 2);
-		assert_string_equal(l.plan->ranks[0].gpu_busid, "0000:c3:00.0");
-		assert_string_equal(l.plan->ranks[1].gpu_busid, "0000:c6:00.0");
+		assert_string_equal(l.plan->ranks[0].gpu_busid, "0000:d3:00.0");
+		assert_string_equal(l.plan->ranks[1].gpu_busid, "0000:d6:00.0");
 		assert_val(l.plan, "LLMLAUNCH_GPU_DOMAIN", "2");
 	}
 	{
@@ -578,8 +596,8 @@ static void t_mi250x(void **state)
 
 		plan_env(&l, env);
 		assert_val(l.plan, "HIP_VISIBLE_DEVICES", "2");
-		assert_string_equal(l.plan->ranks[0].gpu_busid, "0000:93:00.0");
-		assert_int_equal(l.plan->ranks[0].numa_node, 3);
+		assert_string_equal(l.plan->ranks[0].gpu_busid, "0000:cb:00.0");
+		assert_int_equal(l.plan->ranks[0].numa_node, 1);
 	}
 	/* Slurm's allocation is exported as ROCR_VISIBLE_DEVICES. */
 	{
@@ -619,6 +637,82 @@ static void t_mixed_vendors(void **state)
 	unload(&l);
 }
 
+/* HP ProLiant SL390s G7 (hwloc's 24em64t-2n6c2t-pci, v2.x and 1.11 files): the
+ * ES1000 beside the BMC (1002:515e) is no GPU, and mlx4_0, whose ports the export
+ * does not list, is no reason to disable InfiniBand. */
+static void t_sl390s(void **state)
+{
+	static const char *const files[] = { "hwloc-v2x-24em64t-2n6c2t-pci.xml", "hwloc/hwloc-v111-24em64t-2n6c2t-pci.xml" };
+
+	if (realdata_absent(__func__))
+		skip();
+	(void)state;
+	for (size_t i = 0; i < 2; i++) {
+		struct loaded l = load(files[i]);
+
+		assert_int_equal(l.facts->n_gpus, 3);
+		for (size_t g = 0; g < 3; g++)
+			assert_int_equal(l.facts->gpus[g].vendor, LL_GPU_VENDOR_NVIDIA);
+		for (size_t k = 0; k < l.plan->n_lints; k++)
+			assert_null(strstr(l.plan->lints[k].message, "two vendors"));
+		assert_int_equal(l.facts->n_rdma, 1);
+		assert_int_equal(l.facts->rdma[0].n_ports, 0);
+		assert_val(l.plan, "NCCL_IB_DISABLE", NULL);
+		assert_reason_has(l.plan, "NCCL_IB_DISABLE", "RDMA port states unknown");
+		assert_val(l.plan, "NCCL_IB_HCA", NULL);
+		assert_reason_has(l.plan, "NCCL_IB_HCA", "mlx4_0 (ports not in the snapshot)");
+		assert_val(l.plan, "LLMLAUNCH_NET", "unknown");
+		/* ib0's port is not known ACTIVE: Ethernet first. */
+		assert_val(l.plan, "NCCL_SOCKET_IFNAME", "=eth0");
+		unload(&l);
+	}
+}
+
+/* LLNL Corona (flux-core corona.xml, epyc-corona-p2.xml): 8 MI50 whose ROCm SMI hive
+ * id is 0, in no XGMI hive: PCIe is a fact, and the advice names XGMI, not NVLink. */
+static void t_corona_pcie(void **state)
+{
+	static const char *const files[] = { "flux-core/corona.xml", "mpibind-2/epyc-corona-p2.xml" };
+
+	if (realdata_absent(__func__))
+		skip();
+	(void)state;
+	for (size_t i = 0; i < 2; i++) {
+		struct loaded l = load(files[i]);
+		struct ll_buf b;
+
+		assert_val(l.plan, "LLMLAUNCH_GPU_FABRIC", "pcie");
+		assert_val(l.plan, "LLMLAUNCH_GPU_DOMAIN", "1");
+		assert_val(l.plan, "LLMLAUNCH_NVLINK_DOMAIN", NULL);
+		assert_val(l.plan, "NCCL_SOCKET_IFNAME", "=hsi0");
+		assert_reason_has(l.plan, "NCCL_SOCKET_IFNAME", "on the ACTIVE port mlx5_0:1");
+		ll_buf_init(&b);
+		ll_plan_summary(l.plan, &b);
+		assert_non_null(strstr(b.s, "8 GPUs per node, XGMI domain of 1"));
+		assert_non_null(strstr(b.s, "No XGMI between GPUs: tensor parallelism would cross PCIe"));
+		assert_null(strstr(b.s, "NVLink"));
+		ll_buf_release(&b);
+		unload(&l);
+	}
+}
+
+/* LLNL Quartz (cts1-quartz-smt1.xml): Omni-Path's hfi1 is an RC verbs device NCCL's
+ * IB transport drives; its IPoIB hsi0 comes before the I350 ports aci0 and eno1. */
+static void t_quartz_opa(void **state)
+{
+	if (realdata_absent(__func__))
+		skip();
+	struct loaded l = load("mpibind-2/cts1-quartz-smt1.xml");
+	(void)state;
+
+	assert_int_equal(l.facts->rdma[0].rdma_class, LL_RDMA_CLASS_VERBS);
+	assert_val(l.plan, "NCCL_IB_HCA", "=hfi1_0:1");
+	assert_val(l.plan, "LLMLAUNCH_NET", "ib");
+	assert_val(l.plan, "NCCL_SOCKET_IFNAME", "=hsi0");
+	assert_reason_has(l.plan, "NCCL_SOCKET_IFNAME", "on the ACTIVE port hfi1_0:1");
+	unload(&l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -626,6 +720,9 @@ int main(void)
 		cmocka_unit_test(t_efa),
 		cmocka_unit_test(t_mi250x),
 		cmocka_unit_test(t_mixed_vendors),
+		cmocka_unit_test(t_sl390s),
+		cmocka_unit_test(t_corona_pcie),
+		cmocka_unit_test(t_quartz_opa),
 		cmocka_unit_test(t_usnic_class),
 		cmocka_unit_test(t_slingshot_tuo),
 		cmocka_unit_test(t_jrc0323),

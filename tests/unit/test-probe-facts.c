@@ -656,9 +656,11 @@ static void test_amd_mi300a(void **state)
 	ll_facts_free(f);
 }
 
-/* AMD GPUs without XGMI facts: MI50 with rsmi devices in an hwloc 1.x-format file
- * written by hwloc 2.7 (no subtype, no distances: corona.xml), and Vega 20 with
- * OpenCL devices only (epyc-corona.xml): GPUs known, links unknown. */
+/* AMD GPUs and their XGMI facts in exports without XGMIBandwidth. MI50 with rsmi
+ * devices whose XGMIHiveID is 0 (corona.xml: an hwloc 1.x-format file written by
+ * hwloc 2.7; epyc-corona-p2.xml, hwloc 2.5): in no XGMI hive, so no XGMI link, a
+ * fact (PCIe, domain 1). Vega 20 with OpenCL devices only (epyc-corona.xml): links
+ * unknown. */
 static void test_amd_links_unknown(void **state)
 {
 	if (realdata_absent(__func__))
@@ -668,14 +670,64 @@ static void test_amd_links_unknown(void **state)
 	(void)state;
 	assert_int_equal(f->n_gpus, 8);
 	assert_int_equal(f->gpus[0].vendor, LL_GPU_VENDOR_AMD);
-	assert_false(f->gpus[0].links_known);
-	assert_int_equal(ll_facts_gpu_domain(f, NULL, 0), -1);
+	assert_true(f->gpus[0].links_known);
+	assert_int_equal(f->gpus[0].n_nvlinks, 0);
+	assert_int_equal(ll_facts_gpu_domain(f, NULL, 0), 1);
+	ll_facts_free(f);
+	f = facts_of("mpibind-2/epyc-corona-p2.xml", NULL);
+	assert_int_equal(f->n_gpus, 8);
+	assert_true(f->gpus[7].links_known);
+	assert_int_equal(ll_facts_gpu_domain(f, NULL, 0), 1);
 	ll_facts_free(f);
 	f = facts_of("mpibind-2/epyc-corona.xml", NULL);
 	assert_int_equal(f->n_gpus, 4);
 	assert_int_equal(f->gpus[0].device_id, 0x66a1);
+	assert_false(f->gpus[0].links_known);
 	assert_int_equal(ll_facts_gpu_domain(f, NULL, 0), -1);
 	ll_facts_free(f);
+}
+
+/* The XGMI hive rule on the project's MI250X fixture, always run: without its
+ * XGMIBandwidth matrix the links are unknown; with ROCm SMI's hive id 0 on every
+ * rsmi device they are known absent; a non-zero hive id without a matrix says
+ * nothing about the peers (unknown). */
+static void test_amd_xgmi_hive(void **state)
+{
+	static const char *const hives[] = { NULL, "0", "9f3c0a12b4d1e6a7" };
+	const char *fixtures = getenv("LL_FIXTURES");
+	static const int domain[] = { -1, 1, -1 };
+
+	(void)state;
+	assert_non_null(fixtures);
+	for (size_t h = 0; h < LL_ARRAY_SIZE(hives); h++) {
+		_cleanup_free_ char *path = ll_asprintf("%s/hwloc/mi250x-slingshot.xml", fixtures);
+		struct ll_probe_options opts = { .topology_file = path };
+		struct ll_error err = { 0 };
+		struct ll_facts *f = NULL;
+		hwloc_topology_t topo = NULL;
+
+		if (ll_probe_load(&opts, &topo, &err) < 0)
+			fail_msg("cannot load the fixture: %s", err.message);
+		{
+			struct hwloc_distances_s *d[2];
+			unsigned nr = 2;
+
+			assert_int_equal(hwloc_distances_get_by_name(topo, "XGMIBandwidth", &nr, d, 0), 0);
+			assert_int_equal(nr, 1);
+			assert_int_equal(hwloc_distances_release_remove(topo, d[0]), 0);
+		}
+		for (hwloc_obj_t o = hwloc_get_next_osdev(topo, NULL); hives[h] && o; o = hwloc_get_next_osdev(topo, o))
+			if (ll_startswith(o->name, "rsmi"))
+				hwloc_obj_add_info(o, "XGMIHiveID", hives[h]);
+		if (ll_probe_facts(topo, "fixture", &f, &err) < 0)
+			fail_msg("ll_probe_facts: %s", err.message);
+		assert_int_equal(f->n_gpus, 8);
+		assert_int_equal(f->gpus[3].n_nvlinks, 0);
+		assert_int_equal(f->gpus[3].links_known, domain[h] == 1);
+		assert_int_equal(ll_facts_gpu_domain(f, NULL, 0), domain[h]);
+		ll_facts_free(f);
+		hwloc_topology_destroy(topo);
+	}
 }
 
 int main(void)
@@ -694,6 +746,7 @@ int main(void)
 		cmocka_unit_test(test_no_io),
 		cmocka_unit_test(test_amd_mi300a),
 		cmocka_unit_test(test_amd_links_unknown),
+		cmocka_unit_test(test_amd_xgmi_hive),
 	};
 
 	realdata = getenv("LL_REALDATA");

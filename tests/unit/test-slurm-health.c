@@ -205,7 +205,7 @@ static void test_unknown_is_a_note(void **state)
 	f->netdevs_known = false;
 	check(f, &dgx, NULL, 2, 1, 4);
 	ll_health_check(f, &dgx, &h);
-	assert_string_equal(h.notes[0], "GPUs are unknown (a topology without PCI objects): the GPU count is not checked");
+	assert_string_equal(h.notes[0], "GPUs are unknown, the topology has no PCI objects (an export without I/O): the GPU count is not checked");
 	assert_string_equal(h.notes[1], "RDMA devices are unknown (a topology without network OS devices): ports not checked");
 	ll_health_release(&h);
 	node_free(f);
