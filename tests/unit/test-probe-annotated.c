@@ -18,18 +18,7 @@
 #include "llmlaunch/probe.h"
 #include "../../probe/annotations.h"
 
-static const char *realdata;
-
-/* True (and said on stderr) when the real data is absent: the case skips. */
-static bool realdata_absent(const char *test)
-{
-	struct stat st;
-
-	if (realdata && stat(realdata, &st) == 0)
-		return false;
-	fprintf(stderr, "%s: skipped, real data not found (LL_REALDATA=%s)\n", test, realdata ? realdata : "");
-	return true;
-}
+#include "realdata.h"
 
 static hwloc_obj_t osdev(hwloc_topology_t topo, const char *name)
 {

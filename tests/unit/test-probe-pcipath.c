@@ -15,18 +15,7 @@
 #include "llmlaunch/probe.h"
 #include "../../probe/pci-path.h"
 
-static const char *realdata;
-
-/* True (and said on stderr) when the real data is absent: the case skips. */
-static bool realdata_absent(const char *test)
-{
-	struct stat st;
-
-	if (realdata && stat(realdata, &st) == 0)
-		return false;
-	fprintf(stderr, "%s: skipped, real data not found (LL_REALDATA=%s)\n", test, realdata ? realdata : "");
-	return true;
-}
+#include "realdata.h"
 
 static hwloc_topology_t load_path(const char *path)
 {
