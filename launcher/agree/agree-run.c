@@ -429,13 +429,13 @@ static char *user_ifname(const struct ll_plan *plan)
 
 /* The job's first candidate master port, the same on every node: from the Slurm job
  * and step (as the Slurm backend's port), else from the PMIx namespace. */
-static int port_base(char *const *environ)
+static int port_base(char *const *env)
 {
 	struct ll_slurm_job job;
-	const char *ns = ll_env_get(environ, "PMIX_NAMESPACE");
+	const char *ns = ll_env_get(env, "PMIX_NAMESPACE");
 	uint64_t h = 0xcbf29ce484222325ULL;
 
-	if (ll_slurm_job_read(environ, &job, NULL) == 0 && job.job_id >= 0)
+	if (ll_slurm_job_read(env, &job, NULL) == 0 && job.job_id >= 0)
 		return agree_slurm_port((unsigned long)job.job_id, (unsigned long)(job.step_id >= 0 ? job.step_id : 0));
 	for (const char *c = ns ? ns : ""; *c; c++) {
 		h ^= (unsigned char)*c;
