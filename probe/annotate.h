@@ -34,6 +34,9 @@ int ll_annotate_netifs(hwloc_topology_t topo, const char *fsroot, struct ll_erro
  * NCCLNetPlugin, NCCLNetPluginOffPath, NCCLNetPluginsKnown on the root. Called by
  * ll_annotate_host(); nothing under an fsroot that holds no /lib or /usr/lib. */
 int ll_annotate_net_plugins(hwloc_topology_t topo, const char *fsroot, struct ll_error *err);
+/* IMEX channels (probe/imex.c): IMEXChannels and IMEXChannelAccess on the root, read
+ * below fsroot; nothing when fsroot has no /dev. Called by ll_annotate_host(). */
+int ll_annotate_imex(hwloc_topology_t topo, const char *fsroot, struct ll_error *err);
 
 /* Read the dynamic facts again (probe/dynamic.c): drop every info the three
  * annotators above write, and hwloc's own per-port RDMA infos, then run them anew;
