@@ -6,6 +6,7 @@
  * "Check the IMEX channel configuration" when CUDA cannot export and import FABRIC
  * handles (no IMEX channel). NCCL itself only logs the health mask; a degraded one
  * means the links run below their peers'. */
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -26,10 +27,35 @@ static bool in_fabric(const struct ll_gpu *g)
 	return g->nvfabric.state != LL_FABRIC_UNKNOWN && g->nvfabric.state != LL_FABRIC_NOT_SUPPORTED;
 }
 
+/* GPUs named in one message before "and N more". */
+#define GPUS_SHOWN 4
+
+static void add_gpu(struct ll_buf *b, size_t *n, const char *fmt, ...) LL_PRINTF(3, 4);
+
+static void add_gpu(struct ll_buf *b, size_t *n, const char *fmt, ...)
+{
+	va_list ap;
+
+	if ((*n)++ >= GPUS_SHOWN)
+		return;
+	if (b->len)
+		ll_buf_add(b, ", ");
+	va_start(ap, fmt);
+	ll_buf_vaddf(b, fmt, ap);
+	va_end(ap);
+}
+
+static void add_more(struct ll_buf *b, size_t n)
+{
+	if (n > GPUS_SHOWN)
+		ll_buf_addf(b, " and %zu more", n - GPUS_SHOWN);
+}
+
 void plan_lint_mnnvl(struct plan_state *s)
 {
 	const struct ll_facts *f = s->f;
 	struct ll_buf pending, failed, degraded;
+	size_t n_pending = 0, n_failed = 0, n_degraded = 0;
 	bool fabric = false, off = false;
 	const char *v;
 
@@ -74,31 +100,32 @@ void plan_lint_mnnvl(struct plan_state *s)
 		if (!in_fabric(g))
 			continue;
 		if (fi->state != LL_FABRIC_COMPLETED)
-			ll_buf_addf(&pending, "%s%s (%s)", pending.len ? ", " : "", g->busid,
-				    ll_fabric_state_name(fi->state));
+			add_gpu(&pending, &n_pending, "%s (%s)", g->busid, ll_fabric_state_name(fi->state));
 		else if (fi->status != 0)
-			ll_buf_addf(&failed, "%s%s (NVML status %d)", failed.len ? ", " : "", g->busid, fi->status);
+			add_gpu(&failed, &n_failed, "%s (NVML status %d)", g->busid, fi->status);
 		else if (fi->health_mask >= 0 && LL_FABRIC_HEALTH_DEGRADED_BW(fi->health_mask))
-			ll_buf_addf(&degraded, "%s%s (health mask 0x%08lx)", degraded.len ? ", " : "", g->busid,
-				    fi->health_mask);
+			add_gpu(&degraded, &n_degraded, "%s (health mask 0x%08lx)", g->busid, fi->health_mask);
 	}
+	add_more(&pending, n_pending);
+	add_more(&failed, n_failed);
+	add_more(&degraded, n_degraded);
 	if (pending.len)
 		plan_lint(s, LL_LINT_WARNING, "MNNVL",
 			  "NVLink fabric registration not completed on GPU %s: NCCL uses multi-node NVLink only when "
-			  "every GPU of the job completed it; wait for the fabric manager (nvidia-smi -q: Fabric "
-			  "State) or check it on the NVLink switch trays",
+			  "every GPU of the job completed it; wait for the fabric manager, or check it on the "
+			  "NVLink switch trays (nvidia-smi -q, section Fabric)",
 			  pending.s);
 	if (failed.len)
 		plan_lint(s, LL_LINT_WARNING, "MNNVL",
 			  "NVLink fabric registration failed on GPU %s: NCCL uses multi-node NVLink only when every "
-			  "GPU of the job completed it; drain the node and check nvidia-smi -q (Fabric Status) and "
-			  "the fabric manager's log",
+			  "GPU of the job completed it; drain the node and check nvidia-smi -q (section Fabric) "
+			  "and the fabric manager's log",
 			  failed.s);
 	if (degraded.len)
 		plan_lint(s, LL_LINT_WARNING, "MNNVL",
 			  "NVLink fabric bandwidth is degraded on GPU %s: multi-node NVLink runs slower here than on "
-			  "the other nodes; check the GPU's NVLinks and the switch trays (nvidia-smi -q: Fabric "
-			  "Health)",
+			  "the other nodes; check the GPU's NVLinks and the switch trays (nvidia-smi -q, "
+			  "section Fabric)",
 			  degraded.s);
 	ll_buf_release(&pending);
 	ll_buf_release(&failed);

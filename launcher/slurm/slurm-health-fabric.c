@@ -12,6 +12,8 @@
 #include "llmlaunch/file.h"
 #include "llmlaunch/slurm.h"
 
+#define GPUS_SHOWN 4
+
 static void add(char ***v, size_t *n, char *s)
 {
 	*(char **)ll_array_push(v, n, sizeof(char *)) = s;
@@ -20,6 +22,7 @@ static void add(char ***v, size_t *n, char *s)
 void ll_health_check_fabric(const struct ll_facts *f, int imex_before, struct ll_health *h)
 {
 	struct ll_buf failed, pending;
+	size_t n_failed = 0, n_pending = 0;
 	bool known = false;
 
 	ll_buf_init(&failed);
@@ -30,12 +33,17 @@ void ll_health_check_fabric(const struct ll_facts *f, int imex_before, struct ll
 		if (fi->state == LL_FABRIC_UNKNOWN || fi->state == LL_FABRIC_NOT_SUPPORTED)
 			continue;
 		known = true;
-		if (fi->state == LL_FABRIC_COMPLETED && fi->status != 0)
+		/* Four GPUs named at most: Slurm keeps 200 bytes of a drain reason. */
+		if (fi->state == LL_FABRIC_COMPLETED && fi->status != 0 && n_failed++ < GPUS_SHOWN)
 			ll_buf_addf(&failed, "%s%s (NVML status %d)", failed.len ? ", " : "", f->gpus[i].busid, fi->status);
-		else if (fi->state != LL_FABRIC_COMPLETED)
+		else if (fi->state != LL_FABRIC_COMPLETED && n_pending++ < GPUS_SHOWN)
 			ll_buf_addf(&pending, "%s%s (%s)", pending.len ? ", " : "", f->gpus[i].busid,
 				    ll_fabric_state_name(fi->state));
 	}
+	if (n_failed > GPUS_SHOWN)
+		ll_buf_addf(&failed, " and %zu more", n_failed - GPUS_SHOWN);
+	if (n_pending > GPUS_SHOWN)
+		ll_buf_addf(&pending, " and %zu more", n_pending - GPUS_SHOWN);
 	if (known) {
 		h->n_stated++;
 		h->n_checked++;

@@ -1237,16 +1237,32 @@ static void t_mnnvl_lints(void **state)
 	assert_int_equal(lints_on(p, "MNNVL"), 3);
 	assert_string_equal(lint_message(p, "MNNVL", 0),
 			    "NVLink fabric registration not completed on GPU 0000:10:00.0 (in-progress): NCCL uses "
-			    "multi-node NVLink only when every GPU of the job completed it; wait for the fabric manager "
-			    "(nvidia-smi -q: Fabric State) or check it on the NVLink switch trays");
+			    "multi-node NVLink only when every GPU of the job completed it; wait for the fabric manager, "
+			    "or check it on the NVLink switch trays (nvidia-smi -q, section Fabric)");
 	assert_string_equal(lint_message(p, "MNNVL", 1),
 			    "NVLink fabric registration failed on GPU 0000:20:00.0 (NVML status 999): NCCL uses "
 			    "multi-node NVLink only when every GPU of the job completed it; drain the node and check "
-			    "nvidia-smi -q (Fabric Status) and the fabric manager's log");
+			    "nvidia-smi -q (section Fabric) and the fabric manager's log");
 	assert_string_equal(lint_message(p, "MNNVL", 2),
 			    "NVLink fabric bandwidth is degraded on GPU 0000:30:00.0 (health mask 0x00000001): "
 			    "multi-node NVLink runs slower here than on the other nodes; check the GPU's NVLinks and "
-			    "the switch trays (nvidia-smi -q: Fabric Health)");
+			    "the switch trays (nvidia-smi -q, section Fabric)");
+	ll_plan_free(p);
+	fx_free(x);
+
+	/* Every GPU pending: four named, then a count. */
+	x = fx_nvl72();
+	for (int g = 0; g < 4; g++)
+		fx_gpu(x, 1);
+	for (int g = 0; g < 8; g++) {
+		x->gpus[g].nvfabric.state = LL_FABRIC_NOT_STARTED;
+	}
+	p = fx_plan(x);
+	assert_string_equal(lint_message(p, "MNNVL", 0),
+			    "NVLink fabric registration not completed on GPU 0000:10:00.0 (not-started), 0000:20:00.0 "
+			    "(not-started), 0000:30:00.0 (not-started), 0000:40:00.0 (not-started) and 4 more: NCCL "
+			    "uses multi-node NVLink only when every GPU of the job completed it; wait for the fabric "
+			    "manager, or check it on the NVLink switch trays (nvidia-smi -q, section Fabric)");
 	ll_plan_free(p);
 	fx_free(x);
 
