@@ -74,6 +74,9 @@ int ll_annotate_rsmi(hwloc_topology_t topo, const char *library, char **ret_warn
  * was named explicitly) or unusable (nvmlInit fails, symbols missing, a query fails
  * midway: nothing recorded). -errno only when hwloc refuses the distances matrix. */
 int ll_annotate_nvml(hwloc_topology_t topo, const char *library, char **ret_warning, struct ll_error *err);
+/* A GPU's NVLink fabric registration is still under way (probe/nvml-fabric.c): its
+ * state will change while the machine is up, so such a topology is not cached. */
+bool ll_topo_fabric_pending(hwloc_topology_t topo);
 /* *ret_warning (optional) is replaced by the warning (struct ll_probe_report's
  * nvml_warning), or NULL when there is none. */
 

@@ -98,3 +98,14 @@ void nvml_fabric_apply(hwloc_obj_t gpu, const struct nvml_fabric *f)
 	if (f->has_health)
 		ll_obj_info_oncef(gpu, LL_INFO_FABRIC_HEALTH, "0x%08x", f->health_mask);
 }
+
+bool ll_topo_fabric_pending(hwloc_topology_t topo)
+{
+	for (hwloc_obj_t o = NULL; (o = hwloc_get_next_pcidev(topo, o));) {
+		const char *state = hwloc_obj_get_info_by_name(o, LL_INFO_FABRIC_STATE);
+
+		if (ll_streq(state, LL_FABRIC_STATE_NOT_STARTED) || ll_streq(state, LL_FABRIC_STATE_IN_PROGRESS))
+			return true;
+	}
+	return false;
+}

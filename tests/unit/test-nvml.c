@@ -461,6 +461,7 @@ static void test_fabric_completed(void **state)
 		assert_string_equal(info(f->topo, gpu_bus[i], LL_INFO_FABRIC_CLIQUE), "2");
 		assert_string_equal(info(f->topo, gpu_bus[i], LL_INFO_FABRIC_HEALTH), i == 5 ? "0x00000001" : "0x00000002");
 	}
+	assert_false(ll_topo_fabric_pending(f->topo));
 	unset_fabric();
 }
 
@@ -485,6 +486,8 @@ static void test_fabric_pending_and_v1(void **state)
 	assert_string_equal(info(f->topo, gpu_bus[0], LL_INFO_FABRIC_CLIQUE), "1");
 	/* Version 1 has no health mask: unknown, not healthy. */
 	assert_null(info(f->topo, gpu_bus[0], LL_INFO_FABRIC_HEALTH));
+	/* Such a topology is not cached: the state is read again until it settles. */
+	assert_true(ll_topo_fabric_pending(f->topo));
 	unset_fabric();
 }
 
