@@ -146,6 +146,22 @@ struct clique_group {
 	long gpus;                  /* summed; -1 when a member's count is unknown */
 };
 
+struct key_ref {
+	const char *key;
+	size_t index;
+};
+
+/* By key, then launcher index: members come out ascending, as messages name them. */
+static int cmp_key_ref(const void *a, const void *b)
+{
+	const struct key_ref *x = a, *y = b;
+	int c = strcmp(x->key, y->key);
+
+	if (c)
+		return c;
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
 static void push_message(char ***list, size_t *n, char *msg)
 {
 	*(char **)ll_array_push(list, n, sizeof(char *)) = msg;
@@ -206,26 +222,35 @@ int agree_cliques_decide(const struct ll_agree_input *in, struct ll_agree_result
 	int r = 0;
 
 	for (size_t i = 0; i < in->n_nodes; i++) {
-		const struct ll_agree_node *nd = &in->nodes[i];
-		struct clique_group *g = NULL;
+		names[i] = in->nodes[i].name ? ll_strdup(in->nodes[i].name) : ll_asprintf("node#%zu", i);
+		if (in_clique(&in->nodes[i]))
+			n_in++;
+	}
+	if (n_in > 0) {
+		/* Group by sorting: 10,000 nodes in 556 cliques must stay cheap. */
+		struct key_ref *refs = ll_calloc(n_in, sizeof(*refs));
+		size_t k = 0;
 
-		names[i] = nd->name ? ll_strdup(nd->name) : ll_asprintf("node#%zu", i);
-		if (!in_clique(nd))
-			continue;
-		n_in++;
-		/* Few cliques a job (a rack holds 18 nodes): a linear search is enough. */
-		for (size_t k = 0; k < n_groups && !g; k++)
-			if (strcmp(groups[k].key, nd->clique.key) == 0)
-				g = &groups[k];
-		if (!g) {
-			g = ll_array_push(&groups, &n_groups, sizeof(*groups));
-			g->key = nd->clique.key;
+		for (size_t i = 0; i < in->n_nodes; i++)
+			if (in_clique(&in->nodes[i]))
+				refs[k++] = (struct key_ref){ in->nodes[i].clique.key, i };
+		qsort(refs, n_in, sizeof(*refs), cmp_key_ref);
+		for (size_t j = 0; j < n_in; j++) {
+			const struct ll_agree_node *nd = &in->nodes[refs[j].index];
+			struct clique_group *g;
+
+			if (j == 0 || strcmp(refs[j].key, refs[j - 1].key) != 0) {
+				g = ll_array_push(&groups, &n_groups, sizeof(*groups));
+				g->key = refs[j].key;
+			}
+			g = &groups[n_groups - 1];
+			*(size_t *)ll_array_push(&g->members, &g->n, sizeof(size_t)) = refs[j].index;
+			if (nd->clique.gpus < 0)
+				gpus_known = false;
+			else
+				g->gpus += nd->clique.gpus;
 		}
-		*(size_t *)ll_array_push(&g->members, &g->n, sizeof(size_t)) = i;
-		if (nd->clique.gpus < 0)
-			gpus_known = false;
-		else
-			g->gpus += nd->clique.gpus;
+		free(refs);
 	}
 	if (n_in == 0)
 		goto out; /* no node is in a clique: the node's own NVLink domain stands */

@@ -777,6 +777,36 @@ static void test_clique_record(void **state)
 	ll_agree_node_release(&back);
 }
 
+/* 10,000 nodes of 556 NVL72-like cliques (18 nodes each, the last one partial),
+ * interleaved in launcher order: the clique part of the decision stays cheap. */
+static void test_clique_ten_thousand(void **state)
+{
+	struct cluster *c = cluster_new(10000, false);
+	struct ll_agree_result res;
+	struct ll_error err = { 0 };
+	double t0, ms;
+
+	(void)state;
+	for (size_t i = 0; i < c->n; i++) {
+		char key[64];
+		snprintf(key, sizeof(key), UUID1 "/%zu", i % 556);
+		set_clique(c, i, LL_CLIQUE_READY, key);
+		c->nodes[i].clique.gpus = 4;
+	}
+	t0 = now_ms();
+	assert_int_equal(decide(c, 0, false, &res, &err), 0);
+	ms = now_ms() - t0;
+	/* Clique 0 holds launcher indices 0, 556, 1112, ...: the first ranks. */
+	assert_int_equal(res.order[0], 0);
+	assert_int_equal(res.order[1], 556);
+	/* 10000 = 556 x 17 + 548: cliques 0-547 have 18 nodes, 548-555 have 17. */
+	assert_int_equal(res.nvlink_domain, 17 * 4);
+	assert_int_equal(res.n_warnings, 8);
+	print_message("agree: 10000 nodes in 556 cliques decided in %.2f ms\n", ms);
+	ll_agree_result_release(&res);
+	cluster_free(c);
+}
+
 static void test_deadlines(void **state)
 {
 	struct ll_agree_deadlines d;
@@ -831,6 +861,7 @@ int main(void)
 		cmocka_unit_test(test_clique_partly),
 		cmocka_unit_test(test_clique_state_differs),
 		cmocka_unit_test(test_clique_record),
+		cmocka_unit_test(test_clique_ten_thousand),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
