@@ -103,7 +103,7 @@ struct ll_agree_clique {
 /* This node's clique from its facts (NVML fabric info of the workers' GPUs), else the
  * Slurm block from SLURM_TOPOLOGY_ADDR when SLURM_TOPOLOGY_ADDR_PATTERN is "block.node"
  * (topology/block). Pure. */
-void ll_agree_clique_of(const struct ll_facts *f, const struct ll_plan *plan, char *const *environ,
+void ll_agree_clique_of(const struct ll_facts *f, const struct ll_plan *plan, char *const *env,
 			struct ll_agree_clique *ret);
 /* "R:8:UUID/3", "B:8:b1", "P:8:-", "-" for LL_CLIQUE_NONE; parse accepts what format writes. */
 char *ll_agree_clique_format(const struct ll_agree_clique *c);

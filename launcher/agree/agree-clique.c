@@ -30,10 +30,10 @@ static bool uuid_is_zero(const char *uuid)
 
 /* Slurm's topology/block gives a step SLURM_TOPOLOGY_ADDR "BLOCK.NODE" with the
  * pattern "block.node" (src/plugins/topology/block, topology_p_get_node_addr). */
-static char *slurm_block(char *const *environ)
+static char *slurm_block(char *const *env)
 {
-	const char *pattern = ll_env_get(environ, "SLURM_TOPOLOGY_ADDR_PATTERN");
-	const char *addr = ll_env_get(environ, "SLURM_TOPOLOGY_ADDR");
+	const char *pattern = ll_env_get(env, "SLURM_TOPOLOGY_ADDR_PATTERN");
+	const char *addr = ll_env_get(env, "SLURM_TOPOLOGY_ADDR");
 	const char *dot = addr ? strchr(addr, '.') : NULL;
 
 	if (!ll_streq(pattern, "block.node") || !dot || dot == addr)
@@ -41,7 +41,7 @@ static char *slurm_block(char *const *environ)
 	return ll_strndup(addr, (size_t)(dot - addr));
 }
 
-void ll_agree_clique_of(const struct ll_facts *f, const struct ll_plan *plan, char *const *environ,
+void ll_agree_clique_of(const struct ll_facts *f, const struct ll_plan *plan, char *const *env,
 			struct ll_agree_clique *ret)
 {
 	const char *gpus = plan ? ll_plan_value(plan, "LLMLAUNCH_GPUS_PER_NODE") : NULL;
@@ -73,7 +73,7 @@ void ll_agree_clique_of(const struct ll_facts *f, const struct ll_plan *plan, ch
 		ret->state = LL_CLIQUE_READY;
 		ret->key = ll_asprintf("%s/%ld", first->cluster_uuid, first->clique_id);
 	}
-	if (ret->state == LL_CLIQUE_NONE && (ret->key = slurm_block(environ)))
+	if (ret->state == LL_CLIQUE_NONE && (ret->key = slurm_block(env)))
 		ret->state = LL_CLIQUE_BLOCK;
 }
 

@@ -1,6 +1,7 @@
 /* The pure agreement decision on synthetic clusters of 1 to 10,000 nodes: rank
  * order (launcher order, leaf switches consecutive), subnet matching, master
- * address, homogeneity verdicts, and how many full summaries it had to fetch. */
+ * address, homogeneity verdicts, how many full summaries it had to fetch, and NVLink
+ * cliques (their order, the domain across nodes, their verdicts, the record field). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
