@@ -216,13 +216,14 @@ int agree_cliques_decide(const struct ll_agree_input *in, struct ll_agree_result
 {
 	struct clique_group *groups = NULL;
 	size_t n_groups = 0, n_in = 0, smallest = 0, largest = 0;
+	/* The launcher's names, borrowed (ll_agree_add_names writes node#I for a missing one). */
 	char **names = ll_calloc(in->n_nodes, sizeof(*names)), **soft = NULL;
 	size_t n_soft = 0;
 	bool gpus_known = true;
 	int r = 0;
 
 	for (size_t i = 0; i < in->n_nodes; i++) {
-		names[i] = in->nodes[i].name ? ll_strdup(in->nodes[i].name) : ll_asprintf("node#%zu", i);
+		names[i] = in->nodes[i].name;
 		if (in_clique(&in->nodes[i]))
 			n_in++;
 	}
@@ -320,6 +321,6 @@ out:
 	for (size_t k = 0; k < n_groups; k++)
 		free(groups[k].members);
 	free(groups);
-	ll_strv_free(names, in->n_nodes);
+	free(names);
 	return r;
 }
