@@ -808,6 +808,52 @@ static void test_clique_ten_thousand(void **state)
 	cluster_free(c);
 }
 
+/* A node's clique from its facts, else from Slurm's topology/block. */
+static void test_clique_of(void **state)
+{
+	struct ll_gpu gpus[2] = { 0 };
+	struct ll_facts f = { .gpus = gpus, .n_gpus = 2, .gpus_known = true };
+	char *block_env[] = { "SLURM_TOPOLOGY_ADDR=rack7.n12", "SLURM_TOPOLOGY_ADDR_PATTERN=block.node", NULL };
+	char *tree_env[] = { "SLURM_TOPOLOGY_ADDR=s1.s7.n12", "SLURM_TOPOLOGY_ADDR_PATTERN=switch.switch.node", NULL };
+	char *no_env[] = { NULL };
+	struct ll_agree_clique c = { 0 };
+
+	(void)state;
+	for (int i = 0; i < 2; i++) {
+		gpus[i].vendor = LL_GPU_VENDOR_NVIDIA;
+		gpus[i].nvfabric = (struct ll_gpu_fabric_info){ LL_FABRIC_COMPLETED, 0, UUID1, 5, 2 };
+	}
+	ll_agree_clique_of(&f, NULL, block_env, &c);
+	assert_int_equal(c.state, LL_CLIQUE_READY);
+	assert_int_equal(c.gpus, 2);
+	assert_string_equal(c.key, UUID1 "/5");
+	ll_agree_clique_release(&c);
+
+	gpus[1].nvfabric.state = LL_FABRIC_IN_PROGRESS;
+	ll_agree_clique_of(&f, NULL, no_env, &c);
+	assert_int_equal(c.state, LL_CLIQUE_PENDING);
+	assert_null(c.key);
+	gpus[1].nvfabric.state = LL_FABRIC_COMPLETED;
+	gpus[1].nvfabric.status = 999;
+	ll_agree_clique_of(&f, NULL, no_env, &c);
+	assert_int_equal(c.state, LL_CLIQUE_FAILED);
+
+	/* A zero cluster UUID is no fabric to NCCL; then the Slurm block stands in, but
+	 * a tree switch never does. */
+	for (int i = 0; i < 2; i++)
+		gpus[i].nvfabric = (struct ll_gpu_fabric_info){ LL_FABRIC_COMPLETED, 0,
+								 "00000000-0000-0000-0000-000000000000", 0, -1 };
+	ll_agree_clique_of(&f, NULL, no_env, &c);
+	assert_int_equal(c.state, LL_CLIQUE_NONE);
+	ll_agree_clique_of(&f, NULL, block_env, &c);
+	assert_int_equal(c.state, LL_CLIQUE_BLOCK);
+	assert_string_equal(c.key, "rack7");
+	ll_agree_clique_release(&c);
+	ll_agree_clique_of(&f, NULL, tree_env, &c);
+	assert_int_equal(c.state, LL_CLIQUE_NONE);
+	assert_null(c.key);
+}
+
 static void test_deadlines(void **state)
 {
 	struct ll_agree_deadlines d;
@@ -862,6 +908,7 @@ int main(void)
 		cmocka_unit_test(test_clique_partly),
 		cmocka_unit_test(test_clique_state_differs),
 		cmocka_unit_test(test_clique_record),
+		cmocka_unit_test(test_clique_of),
 		cmocka_unit_test(test_clique_ten_thousand),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
