@@ -34,6 +34,9 @@ int ll_annotate_netifs(hwloc_topology_t topo, const char *fsroot, struct ll_erro
  * NCCLNetPlugin, NCCLNetPluginOffPath, NCCLNetPluginsKnown on the root. Called by
  * ll_annotate_host(); nothing under an fsroot that holds no /lib or /usr/lib. */
 int ll_annotate_net_plugins(hwloc_topology_t topo, const char *fsroot, struct ll_error *err);
+/* IMEX channels (probe/imex.c): IMEXChannels and IMEXChannelAccess on the root, read
+ * below fsroot; nothing when fsroot has no /dev. Called by ll_annotate_host(). */
+int ll_annotate_imex(hwloc_topology_t topo, const char *fsroot, struct ll_error *err);
 
 /* Read the dynamic facts again (probe/dynamic.c): drop every info the three
  * annotators above write, and hwloc's own per-port RDMA infos, then run them anew;
@@ -71,6 +74,9 @@ int ll_annotate_rsmi(hwloc_topology_t topo, const char *library, char **ret_warn
  * was named explicitly) or unusable (nvmlInit fails, symbols missing, a query fails
  * midway: nothing recorded). -errno only when hwloc refuses the distances matrix. */
 int ll_annotate_nvml(hwloc_topology_t topo, const char *library, char **ret_warning, struct ll_error *err);
+/* A GPU's NVLink fabric registration is still under way (probe/nvml-fabric.c): its
+ * state will change while the machine is up, so such a topology is not cached. */
+bool ll_topo_fabric_pending(hwloc_topology_t topo);
 /* *ret_warning (optional) is replaced by the warning (struct ll_probe_report's
  * nvml_warning), or NULL when there is none. */
 

@@ -21,6 +21,8 @@
 #define LL_INFO_NET_PLUGINS_KNOWN "NCCLNetPluginsKnown" /* "1": the library path was searched */
 #define LL_INFO_NET_PLUGIN      "NCCLNetPlugin"        /* repeated: a plugin the dynamic linker finds */
 #define LL_INFO_NET_PLUGIN_OFF_PATH "NCCLNetPluginOffPath" /* repeated: one only in a vendor directory */
+#define LL_INFO_IMEX_CHANNELS   "IMEXChannels"         /* number of /dev/nvidia-caps-imex-channels/channelN ("0": none) */
+#define LL_INFO_IMEX_ACCESS     "IMEXChannelAccess"    /* "ok" | "denied": the first channel, read and write */
 
 /* OpenFabrics OS devices (mlx5_0, ...), per port N ("Port1LinkLayer"). hwloc's own:
  * PortNState (number), PortNLID, PortNLMC, PortNGIDk. */
@@ -64,6 +66,16 @@
 #define LL_INFO_GPU_UUID        "NVIDIAUUID"      /* hwloc's own name */
 #define LL_INFO_NVLINKS_ACTIVE  "NVLinksActive"
 #define LL_INFO_NVLINKS_INACTIVE "NVLinksInactive"
+/* NVML's GPU fabric (nvmlDeviceGetGpuFabricInfoV): multi-node NVLink (GB200 NVL72). */
+#define LL_INFO_FABRIC_STATE    "NVLinkFabricState"      /* not-supported, not-started, in-progress, completed */
+#define LL_INFO_FABRIC_STATUS   "NVLinkFabricStatus"     /* nvmlReturn_t of the registration, "0" success (completed only) */
+#define LL_INFO_FABRIC_CLUSTER  "NVLinkFabricClusterUUID" /* the NVLink domain, UUID text (completed only) */
+#define LL_INFO_FABRIC_CLIQUE   "NVLinkFabricCliqueID"   /* decimal (completed only) */
+#define LL_INFO_FABRIC_HEALTH   "NVLinkFabricHealthMask" /* "0x%08x" (completed, version 2 call only) */
+#define LL_FABRIC_STATE_NOT_SUPPORTED "not-supported"
+#define LL_FABRIC_STATE_NOT_STARTED   "not-started"
+#define LL_FABRIC_STATE_IN_PROGRESS   "in-progress"
+#define LL_FABRIC_STATE_COMPLETED     "completed"
 
 #define LL_INFO_AMD_UUID        "AMDUUID"         /* hwloc's own (ROCm SMI backend) */
 #define LL_INFO_AMD_PARTITIONS  "AMDPartitions"   /* on an AMD GPU PCI object: ROCm devices on it (KFD) */

@@ -49,7 +49,8 @@ static bool is_standin_netif_info(const char *name)
 static bool is_root_dynamic_info(const char *name)
 {
 	return strcmp(name, LL_INFO_GDR_MODULE) == 0 || strcmp(name, LL_INFO_AMD_PEER_MEMORY) == 0 || strcmp(name, LL_INFO_NET_PLUGINS_KNOWN) == 0 ||
-	       strcmp(name, LL_INFO_NET_PLUGIN) == 0 || strcmp(name, LL_INFO_NET_PLUGIN_OFF_PATH) == 0;
+	       strcmp(name, LL_INFO_NET_PLUGIN) == 0 || strcmp(name, LL_INFO_NET_PLUGIN_OFF_PATH) == 0 ||
+	       strcmp(name, LL_INFO_IMEX_CHANNELS) == 0 || strcmp(name, LL_INFO_IMEX_ACCESS) == 0;
 }
 
 /* hwloc's own Address of a Network OS device, read the way hwloc reads it (the

@@ -43,6 +43,16 @@ static const char *const nvlink_remote_names[] = {
 	[LL_NVLINK_REMOTE_NVSWITCH] = "nvswitch", [LL_NVLINK_REMOTE_CPU] = "cpu",
 };
 
+const char *ll_fabric_state_name(enum ll_fabric_state s)
+{
+	static const char *const names[] = {
+		[LL_FABRIC_UNKNOWN] = NULL, [LL_FABRIC_NOT_SUPPORTED] = "not-supported",
+		[LL_FABRIC_NOT_STARTED] = "not-started", [LL_FABRIC_IN_PROGRESS] = "in-progress",
+		[LL_FABRIC_COMPLETED] = "completed",
+	};
+	return (unsigned)s < LL_ARRAY_SIZE(names) ? names[s] : NULL;
+}
+
 const char *ll_nvlink_remote_name(enum ll_nvlink_remote r)
 {
 	return (unsigned)r < LL_ARRAY_SIZE(nvlink_remote_names) ? nvlink_remote_names[r] : NULL;
@@ -126,6 +136,7 @@ static void gpu_release(struct ll_gpu *g)
 	for (size_t i = 0; i < g->n_nvlinks; i++)
 		free(g->nvlinks[i].remote_busid);
 	free(g->nvlinks);
+	free(g->nvfabric.cluster_uuid);
 }
 
 static void rdma_release(struct ll_rdma_device *d)

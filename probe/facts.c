@@ -192,6 +192,24 @@ static int gpu_tmp_cmp(const void *a, const void *b)
 	return c ? c : x->gpu.partition < y->gpu.partition ? -1 : x->gpu.partition > y->gpu.partition;
 }
 
+/* NVML's fabric registration, as nvml-fabric.c recorded it; unknown when absent. */
+static void gpu_fabric_fill(hwloc_obj_t pci, struct ll_gpu_fabric_info *fi)
+{
+	const char *state = hwloc_obj_get_info_by_name(pci, LL_INFO_FABRIC_STATE);
+	const char *uuid = hwloc_obj_get_info_by_name(pci, LL_INFO_FABRIC_CLUSTER);
+
+	fi->state = ll_streq(state, LL_FABRIC_STATE_NOT_SUPPORTED) ? LL_FABRIC_NOT_SUPPORTED
+		    : ll_streq(state, LL_FABRIC_STATE_NOT_STARTED) ? LL_FABRIC_NOT_STARTED
+		    : ll_streq(state, LL_FABRIC_STATE_IN_PROGRESS) ? LL_FABRIC_IN_PROGRESS
+		    : ll_streq(state, LL_FABRIC_STATE_COMPLETED)   ? LL_FABRIC_COMPLETED
+								   : LL_FABRIC_UNKNOWN;
+	fi->status = (int)ll_facts_parse_long(hwloc_obj_get_info_by_name(pci, LL_INFO_FABRIC_STATUS), 10);
+	/* A UUID of 36 characters in the 8-4-4-4-12 form; anything else is unknown. */
+	fi->cluster_uuid = uuid && strlen(uuid) == 36 && strspn(uuid, "0123456789abcdef-") == 36 ? ll_strdup(uuid) : NULL;
+	fi->clique_id = ll_facts_parse_long(hwloc_obj_get_info_by_name(pci, LL_INFO_FABRIC_CLIQUE), 10);
+	fi->health_mask = ll_facts_parse_long(hwloc_obj_get_info_by_name(pci, LL_INFO_FABRIC_HEALTH), 16);
+}
+
 static void gpu_fill(hwloc_topology_t topo, struct gpu_tmp *t, hwloc_obj_t pci, enum ll_gpu_vendor v,
 		     hwloc_obj_t osdev, int partition)
 {
@@ -225,6 +243,7 @@ static void gpu_fill(hwloc_topology_t topo, struct gpu_tmp *t, hwloc_obj_t pci, 
 	 * could ask: zero active links is "no NVLink". Active links that are not in
 	 * the matrix (a version it cannot map) leave the peers unknown. */
 	t->gpu.links_known = t->gpu.nvlinks_active == 0;
+	gpu_fabric_fill(pci, &t->gpu.nvfabric);
 	/* The same for AMD: the KFD or ROCm SMI reader counted no XGMI peer. */
 	if (ll_facts_parse_long(hwloc_obj_get_info_by_name(pci, LL_INFO_XGMI_LINKS), 10) == 0)
 		t->gpu.links_known = true;
@@ -425,6 +444,14 @@ static void net_plugin_facts(hwloc_obj_t root, struct ll_facts *f)
  * only NVIDIA's open kernel module exports GPU memory as DMA-BUF (NCCL docs,
  * troubleshooting/gpu_troubleshooting.rst: "recent Linux kernels combined with the
  * open source Nvidia GPU driver"). */
+static void imex_facts(hwloc_obj_t root, struct ll_facts *f)
+{
+	const char *access = hwloc_obj_get_info_by_name(root, LL_INFO_IMEX_ACCESS);
+
+	f->imex_channels = (int)ll_facts_parse_long(hwloc_obj_get_info_by_name(root, LL_INFO_IMEX_CHANNELS), 10);
+	f->imex_access = ll_streq(access, "ok") ? LL_YES : ll_streq(access, "denied") ? LL_NO : LL_UNKNOWN;
+}
+
 static void dmabuf_facts(hwloc_obj_t root, struct ll_facts *f)
 {
 	const char *rel = hwloc_obj_get_info_by_name(root, LL_INFO_KERNEL_RELEASE);
@@ -505,6 +532,7 @@ int ll_probe_facts(hwloc_topology_t topo, const char *source, struct ll_facts **
 	}
 
 	dmabuf_facts(hwloc_get_root_obj(topo), f);
+	imex_facts(hwloc_get_root_obj(topo), f);
 	amd_gdr_facts(hwloc_get_root_obj(topo), f);
 	if (f->n_gpus && f->n_rdma) {
 		f->gpu_nic = ll_calloc(f->n_gpus * f->n_rdma, sizeof(*f->gpu_nic));

@@ -96,5 +96,10 @@ int ll_annotate_host(hwloc_topology_t topo, const char *fsroot, struct ll_error 
 		if (ll_sysfs_read(p, &v) == 0)
 			hwloc_obj_add_info(root, LL_INFO_DMI_PRODUCT, v);
 	}
+	{
+		int r = ll_annotate_imex(topo, fsroot, err);
+		if (r < 0)
+			return r;
+	}
 	return ll_annotate_net_plugins(topo, fsroot, err);
 }

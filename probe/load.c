@@ -573,6 +573,11 @@ static int load_machine(const struct ll_probe_options *opts, hwloc_topology_t *r
 			 * probe until it works, not frozen into the cache. */
 			if (opts->report && (opts->report->nvml_warning || opts->report->rsmi_warning))
 				ll_cache_status_set(opts, "miss '%s' (%s); not written: NVML gave a warning", cache.path, miss);
+			/* Right after boot the fabric manager is still registering GPUs:
+			 * the state is read again at every probe until it settles. */
+			else if (ll_topo_fabric_pending(topo))
+				ll_cache_status_set(opts, "miss '%s' (%s); not written: NVLink fabric registration in progress",
+						    cache.path, miss);
 			else if ((r = ll_cache_write(&cache, topo)) < 0)
 				ll_cache_status_set(opts, "miss '%s' (%s); cannot write it: %s", cache.path, miss,
 						    strerror(-r));

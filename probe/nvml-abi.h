@@ -18,6 +18,8 @@ typedef int nvmlReturn_t; /* an enum in nvml.h: int-sized */
 #define NVML_ERROR_NOT_FOUND            6
 #define NVML_ERROR_INSUFFICIENT_SIZE    7
 #define NVML_ERROR_DRIVER_NOT_LOADED    9
+#define NVML_ERROR_FUNCTION_NOT_FOUND   13
+#define NVML_ERROR_ARGUMENT_VERSION_MISMATCH 25
 #define NVML_ERROR_UNKNOWN              999
 
 typedef struct nvmlDevice_st *nvmlDevice_t;
@@ -58,6 +60,59 @@ _Static_assert(offsetof(nvmlPciInfo_t, pciSubSystemId) == 32, "nvmlPciInfo_t.pci
 _Static_assert(offsetof(nvmlPciInfo_t, busId) == 36, "nvmlPciInfo_t.busId offset");
 _Static_assert(sizeof(nvmlPciInfo_t) == 68, "nvmlPciInfo_t size");
 
+/* GPU fabric (multi-node NVLink: GB200 NVL72 and its kind), per NVML's "Device
+ * Structs" for nvmlGpuFabricInfo_t / nvmlGpuFabricInfo_v2_t and the same declarations
+ * in NCCL 2.30's src/include/nvmlwrap.h. The registration state is an unsigned char;
+ * status is an nvmlReturn_t that means something only once the state is COMPLETED. */
+#define NVML_GPU_FABRIC_UUID_LEN 16
+
+typedef unsigned char nvmlGpuFabricState_t;
+#define NVML_GPU_FABRIC_STATE_NOT_SUPPORTED 0
+#define NVML_GPU_FABRIC_STATE_NOT_STARTED   1
+#define NVML_GPU_FABRIC_STATE_IN_PROGRESS   2
+#define NVML_GPU_FABRIC_STATE_COMPLETED     3
+
+/* Version 1 (nvmlDeviceGetGpuFabricInfo): no version field, no health mask. */
+typedef struct {
+	unsigned char clusterUuid[NVML_GPU_FABRIC_UUID_LEN];
+	nvmlReturn_t status;
+	unsigned int cliqueId;
+	nvmlGpuFabricState_t state;
+} nvmlGpuFabricInfo_t;
+
+/* Version 2 (nvmlDeviceGetGpuFabricInfoV): a version word first, the health mask last.
+ * Not layout-compatible with version 1. */
+typedef struct {
+	unsigned int version;
+	unsigned char clusterUuid[NVML_GPU_FABRIC_UUID_LEN];
+	nvmlReturn_t status;
+	unsigned int cliqueId;
+	nvmlGpuFabricState_t state;
+	unsigned int healthMask;
+} nvmlGpuFabricInfo_v2_t;
+typedef nvmlGpuFabricInfo_v2_t nvmlGpuFabricInfoV_t;
+
+/* NVML_STRUCT_VERSION(GpuFabricInfo, 2): the struct's size in the low 24 bits, the
+ * version above them. */
+#define nvmlGpuFabricInfo_v2 ((unsigned int)(sizeof(nvmlGpuFabricInfo_v2_t) | (2u << 24)))
+
+_Static_assert(sizeof(nvmlGpuFabricInfo_t) == 28, "nvmlGpuFabricInfo_t size");
+_Static_assert(offsetof(nvmlGpuFabricInfo_t, state) == 24, "nvmlGpuFabricInfo_t.state offset");
+_Static_assert(offsetof(nvmlGpuFabricInfo_v2_t, clusterUuid) == 4, "nvmlGpuFabricInfo_v2_t.clusterUuid offset");
+_Static_assert(offsetof(nvmlGpuFabricInfo_v2_t, cliqueId) == 24, "nvmlGpuFabricInfo_v2_t.cliqueId offset");
+_Static_assert(offsetof(nvmlGpuFabricInfo_v2_t, healthMask) == 32, "nvmlGpuFabricInfo_v2_t.healthMask offset");
+_Static_assert(sizeof(nvmlGpuFabricInfo_v2_t) == 36, "nvmlGpuFabricInfo_v2_t size");
+
+/* The health mask: 2-bit fields, each 0 not supported, 1 true, 2 false (current
+ * nvml.h: width 0x3; NCCL 2.30's copy of an older header writes the width 0x11,
+ * which reads bit 4 into the degraded-bandwidth field: not followed here). */
+#define NVML_GPU_FABRIC_HEALTH_MASK_SHIFT_DEGRADED_BW         0
+#define NVML_GPU_FABRIC_HEALTH_MASK_SHIFT_ROUTE_RECOVERY      2
+#define NVML_GPU_FABRIC_HEALTH_MASK_SHIFT_ROUTE_UNHEALTHY     4
+#define NVML_GPU_FABRIC_HEALTH_MASK_SHIFT_ACCESS_TIMEOUT_RECOVERY 6
+#define NVML_GPU_FABRIC_HEALTH_MASK_WIDTH_2BIT                0x3
+#define NVML_GPU_FABRIC_HEALTH_TRUE                           1
+
 /* Entry points, by their exported (versioned) symbol names. */
 typedef nvmlReturn_t (*nvmlInit_v2_fn)(void);
 typedef nvmlReturn_t (*nvmlShutdown_fn)(void);
@@ -75,5 +130,8 @@ typedef nvmlReturn_t (*nvmlDeviceGetNvLinkRemotePciInfo_fn)(nvmlDevice_t device,
 							     nvmlPciInfo_t *pci);
 typedef nvmlReturn_t (*nvmlDeviceGetNvLinkRemoteDeviceType_fn)(nvmlDevice_t device, unsigned int link,
 								nvmlIntNvLinkDeviceType_t *type);
+
+typedef nvmlReturn_t (*nvmlDeviceGetGpuFabricInfoV_fn)(nvmlDevice_t device, nvmlGpuFabricInfoV_t *info);
+typedef nvmlReturn_t (*nvmlDeviceGetGpuFabricInfo_fn)(nvmlDevice_t device, nvmlGpuFabricInfo_t *info);
 
 #endif

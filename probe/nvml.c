@@ -26,6 +26,7 @@
 #include "annotate.h"
 #include "annotations.h"
 #include "nvml-abi.h"
+#include "nvml-fabric.h"
 
 #define LL_NVML_DEFAULT_LIBRARY "libnvidia-ml.so.1"
 #define LL_NVML_LIBRARY_ENV     "LLMLAUNCH_NVML_LIBRARY"
@@ -48,6 +49,7 @@ struct nvml_api {
 	nvmlDeviceGetNvLinkVersion_fn link_version;
 	nvmlDeviceGetNvLinkRemotePciInfo_fn link_remote_pci;
 	nvmlDeviceGetNvLinkRemoteDeviceType_fn link_remote_type; /* R460 and later */
+	struct nvml_fabric_api fabric;                           /* multi-node NVLink drivers */
 };
 
 struct pci_addr {
@@ -70,6 +72,7 @@ struct nvml_gpu {
 	bool links_known;         /* NVLink state could be asked */
 	int n_active, n_inactive;
 	struct nvml_link links[NVML_NVLINK_MAX_LINKS];
+	struct nvml_fabric fabric;
 };
 
 struct nvml_scan {
@@ -113,6 +116,8 @@ static const char *nvml_api_resolve(struct nvml_api *api)
 		SYM(link_remote_pci, false, "nvmlDeviceGetNvLinkRemotePciInfo_v2",
 		    "nvmlDeviceGetNvLinkRemotePciInfo"),
 		SYM(link_remote_type, false, "nvmlDeviceGetNvLinkRemoteDeviceType"),
+		SYM(fabric.get_v, false, "nvmlDeviceGetGpuFabricInfoV"),
+		SYM(fabric.get_v1, false, "nvmlDeviceGetGpuFabricInfo"),
 #undef SYM
 	};
 	for (size_t i = 0; i < LL_ARRAY_SIZE(syms); i++) {
@@ -238,6 +243,7 @@ static int nvml_scan_read(const struct nvml_api *api, struct nvml_scan *scan, st
 		g->name[sizeof(g->name) - 1] = '\0';
 		g->uuid[sizeof(g->uuid) - 1] = '\0';
 		nvml_read_links(api, dev, g);
+		nvml_fabric_read(&api->fabric, dev, &g->fabric);
 	}
 	api->shutdown();
 	return 0;
@@ -475,6 +481,7 @@ static int nvml_apply(hwloc_topology_t topo, const struct nvml_scan *scan, struc
 			snprintf(num, sizeof(num), "%d", g->n_inactive);
 			obj_add_info_once(obj, LL_INFO_NVLINKS_INACTIVE, num);
 		}
+		nvml_fabric_apply(obj, &g->fabric);
 	}
 out:
 	nvlink_matrix_release(&m);

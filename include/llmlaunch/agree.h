@@ -82,17 +82,47 @@ int ll_summary_active_ports(const struct ll_summary *s);
 /* "10.0.0.0/24" for an address and prefix; NULL when addr is not numeric. */
 char *ll_subnet_of(int family, const char *addr, unsigned prefixlen);
 
+/* ---- NVLink cliques (launcher/agree/agree-clique.c) ---- */
+
+/* Where a node stands in a multi-node NVLink fabric (GB200 NVL72: a clique of up to
+ * 18 nodes shares one NVLink domain), as every node publishes it. */
+enum ll_clique_state {
+	LL_CLIQUE_NONE = 0,         /* no fabric information (no NVML fabric, not supported) */
+	LL_CLIQUE_READY,            /* every GPU registered: key is "CLUSTER-UUID/CLIQUE-ID" */
+	LL_CLIQUE_PENDING,          /* some GPU's registration has not completed */
+	LL_CLIQUE_FAILED,           /* some GPU's registration completed with an error */
+	LL_CLIQUE_BLOCK,            /* no NVML fabric, but Slurm's topology/block: key is the block */
+};
+
+struct ll_agree_clique {
+	enum ll_clique_state state;
+	int gpus;                   /* GPUs this node's workers use, -1 unknown */
+	char *key;                  /* READY, BLOCK: what nodes of one clique share; else NULL */
+};
+
+/* This node's clique from its facts (NVML fabric info of the workers' GPUs), else the
+ * Slurm block from SLURM_TOPOLOGY_ADDR when SLURM_TOPOLOGY_ADDR_PATTERN is "block.node"
+ * (topology/block). Pure. */
+void ll_agree_clique_of(const struct ll_facts *f, const struct ll_plan *plan, char *const *env,
+			struct ll_agree_clique *ret);
+/* "R:8:UUID/3", "B:8:b1", "P:8:-", "-" for LL_CLIQUE_NONE; parse accepts what format writes. */
+char *ll_agree_clique_format(const struct ll_agree_clique *c);
+int ll_agree_clique_parse(const char *text, struct ll_agree_clique *ret);
+void ll_agree_clique_release(struct ll_agree_clique *c);
+
 /* ---- the small per-node record every node publishes ---- */
 
 struct ll_agree_node {
 	char *name;                 /* the launcher's name for the node (PMIX_HOSTNAME, Slurm node) */
 	char *topology_addr;        /* SLURM_TOPOLOGY_ADDR ("s1.s7.n12"), NULL */
+	struct ll_agree_clique clique; /* NVLink clique: ranks of one clique are consecutive */
 	uint64_t hw_digest, net_digest;
 	uint64_t host_key;          /* same value: same host and network namespace (loopback reaches) */
 	int port;                   /* a TCP port this node found free: the master port if it is node 0 */
 };
 
-/* "HW NET HOST PORT TOPO" in one short line; name is not part of it. */
+/* "HW NET HOST PORT TOPO CLIQUE" in one short line; name is not part of it (records
+ * without CLIQUE, from older llmlaunch, read as LL_CLIQUE_NONE). */
 char *ll_agree_node_format(const struct ll_agree_node *n);
 int ll_agree_node_parse(const char *text, const char *who, struct ll_agree_node *ret, struct ll_error *err);
 void ll_agree_node_release(struct ll_agree_node *n);
@@ -126,6 +156,11 @@ struct ll_agree_result {
 	char **warnings;            /* soft differences, each naming nodes */
 	size_t n_warnings;
 	size_t n_fetched;           /* full summaries fetched: 1 + one per odd digest */
+	/* Multi-node NVLink: GPUs of the smallest NVLink clique in the job, when every
+	 * node is in one (0: not decided, the node's own domain stands), and why. */
+	int nvlink_domain;
+	char *nvlink_domain_reason;
+	bool clique_order;          /* nodes were ordered by clique */
 };
 
 void ll_agree_result_release(struct ll_agree_result *r);
@@ -144,6 +179,10 @@ size_t ll_topology_leaf_len(const char *addr);
  * the members ll_agree_decide() reads for a group it is not in, so one collective
  * exchange of them gives every node all it reads (no read of a peer on demand). */
 bool ll_agree_publishes_summary(const struct ll_agree_node *nodes, size_t n, size_t i);
+
+/* "n1, n3, n2, n4": the nodes in rank order (order[rank] indexes nodes), the first
+ * LL_AGREE_NAMES_SHOWN of them, then how many more. Malloc'ed. */
+char *ll_agree_order_text(const struct ll_agree_node *nodes, const size_t *order, size_t n);
 
 /* Append names[index[i]] for the first of n_index nodes to b, then how many of n_total
  * are not shown, as every message names nodes: "n4", "n3, n4", "n1, ..., n8 and 992 more". */
@@ -342,6 +381,9 @@ struct ll_cluster {
 	struct ll_agree_deadlines deadlines; /* for a job of nnodes (not single) */
 	bool proved;                /* every node reached the master (options' prove) */
 	double prove_seconds;       /* of which the proof */
+	int nvlink_domain;          /* GPUs of the job's smallest NVLink clique, 0: not decided */
+	char *nvlink_domain_reason;
+	char *node_order;           /* "n1, n3, n2, n4" when nodes were ordered by NVLink clique */
 };
 
 void ll_cluster_release(struct ll_cluster *c);

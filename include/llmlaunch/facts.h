@@ -51,6 +51,28 @@ struct ll_nvlink {
 	long bandwidth_mbps;     /* MB/s as in NVLinkBandwidth, -1 unknown */
 };
 
+/* A GPU's registration with a multi-node NVLink fabric (NVML's GPU fabric info;
+ * GB200 NVL72: 72 GPUs of 18 nodes in one NVLink domain). */
+enum ll_fabric_state {
+	LL_FABRIC_UNKNOWN = 0,        /* NVML did not say (no NVML, an older driver, a snapshot without it) */
+	LL_FABRIC_NOT_SUPPORTED,      /* the GPU is in no such fabric */
+	LL_FABRIC_NOT_STARTED,
+	LL_FABRIC_IN_PROGRESS,
+	LL_FABRIC_COMPLETED,
+};
+const char *ll_fabric_state_name(enum ll_fabric_state s); /* "completed" ...; NULL unknown */
+
+/* The degraded-bandwidth field of NVML's fabric health mask (bits 0-1: 1 true). */
+#define LL_FABRIC_HEALTH_DEGRADED_BW(mask) (((mask) & 0x3) == 1)
+
+struct ll_gpu_fabric_info {
+	enum ll_fabric_state state;
+	int status;               /* nvmlReturn_t of the registration (completed only), -1 unknown */
+	char *cluster_uuid;       /* the NVLink domain, NULL unknown */
+	long clique_id;           /* -1 unknown */
+	long health_mask;         /* -1 unknown (older drivers have none) */
+};
+
 struct ll_gpu {
 	char *busid;             /* "0000:07:00.0" */
 	/* An AMD GPU split into partitions (MI300 CPX/TPX: several ROCm devices on one
@@ -70,6 +92,7 @@ struct ll_gpu {
 	/* The GPU's links are known: it is an end of a GPU-link matrix (NVLinkBandwidth),
 	 * or NVML's link counts were recorded. False: nvlinks says nothing, not "none". */
 	bool links_known;
+	struct ll_gpu_fabric_info nvfabric; /* multi-node NVLink; state UNKNOWN when not known */
 };
 
 enum ll_link_layer { LL_LINK_LAYER_UNKNOWN = 0, LL_LINK_LAYER_INFINIBAND, LL_LINK_LAYER_ETHERNET };
@@ -280,6 +303,10 @@ struct ll_facts {
 	char *kernel_release;         /* "6.1.0-18-amd64", NULL unknown */
 	enum ll_tristate nvidia_open_module; /* the loaded nvidia.ko is the open one */
 	enum ll_tristate dmabuf;      /* derived from the two above */
+	/* IMEX channels (/dev/nvidia-caps-imex-channels/channelN), which multi-node
+	 * NVLink needs: how many, -1 unknown; whether this user may open the first. */
+	int imex_channels;
+	enum ll_tristate imex_access;
 
 	/* PCIe path class between gpus[i] and rdma[j]: gpu_nic[i * n_rdma + j]. */
 	enum ll_path *gpu_nic;

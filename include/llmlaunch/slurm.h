@@ -63,6 +63,18 @@ struct ll_health {
  * `ret` is filled and owned by the caller (ll_health_release). */
 void ll_health_check(const struct ll_facts *facts, const struct ll_profile_expect *e, struct ll_health *ret);
 void ll_health_release(struct ll_health *h);
+
+/* Multi-node NVLink (launcher/slurm/slurm-health-fabric.c), checked on every node
+ * whose facts tell, with no profile needed: a GPU whose NVLink fabric registration
+ * failed is a fault; so are IMEX channels missing where `imex_before` (> 0: how many
+ * this boot's earlier Prologs saw; -1 unknown) says there were some. A registration
+ * not completed yet is a note. Adds to `h` (after ll_health_check). */
+void ll_health_check_fabric(const struct ll_facts *facts, int imex_before, struct ll_health *h);
+/* The IMEX channel count an earlier Prolog of this boot saw (STATE_DIR/imex-channels),
+ * -1 when none was recorded. */
+int ll_slurm_imex_before(const char *state_dir);
+/* Record the node's IMEX channel count when it has channels; 0 or -errno. */
+int ll_slurm_imex_remember(const char *state_dir, const struct ll_facts *facts);
 /* All faults joined with "; " (malloc'ed), NULL when there are none. */
 char *ll_health_faults_line(const struct ll_health *h);
 

@@ -21,4 +21,12 @@ int agree_slurm_run(const struct ll_agree_options *o, const char *proof_ifname, 
  * Linux's ephemeral range, so a kernel-chosen port never takes it first). */
 int agree_slurm_port(unsigned long job_id, unsigned long step_id);
 
+/* NVLink cliques (agree-clique.c): what orders a node, its clique (READY, BLOCK)
+ * before its leaf switch; the key and its length. */
+size_t agree_order_key(const struct ll_agree_node *n, const char **ret);
+/* The cluster-wide part of the decision: LLMLAUNCH_NVLINK_DOMAIN from the cliques, and
+ * soft verdicts (into res->warnings; -EPROTO under in->strict) on nodes whose fabric
+ * state differs and on cliques only partly in the job. */
+int agree_cliques_decide(const struct ll_agree_input *in, struct ll_agree_result *res, struct ll_error *err);
+
 #endif

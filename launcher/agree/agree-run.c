@@ -36,6 +36,8 @@ void ll_cluster_release(struct ll_cluster *c)
 	free(c->master_addr);
 	free(c->socket_ifname);
 	free(c->subnet);
+	free(c->nvlink_domain_reason);
+	free(c->node_order);
 	for (size_t i = 0; i < c->n_notes; i++)
 		free(c->notes[i]);
 	free(c->notes);
@@ -345,6 +347,16 @@ void ll_cluster_apply(struct ll_plan *plan, const struct ll_cluster *c, const st
 		free(reason);
 		free(nccl);
 	}
+	if (c->nvlink_domain > 0) {
+		/* Multi-node NVLink: the domain is the clique, across nodes (agree-clique.c). */
+		snprintf(num, sizeof(num), "%d", c->nvlink_domain);
+		plan_put(plan, "LLMLAUNCH_NVLINK_DOMAIN", num, c->nvlink_domain_reason, true);
+		plan_put(plan, "LLMLAUNCH_GPU_DOMAIN", num, c->nvlink_domain_reason, true);
+		plan_put(plan, "LLMLAUNCH_GPU_FABRIC", "nvlink", "the GPUs of an NVLink clique, across nodes", true);
+	}
+	if (c->node_order)
+		plan_put(plan, "node_order", c->node_order,
+			 "node ranks by NVLink clique, then the launcher's order: consecutive ranks share NVLink", false);
 	if (!single)
 		apply_deadlines(plan, c);
 }
@@ -475,10 +487,12 @@ int ll_agree(struct ll_plan *plan, const struct ll_facts *facts, const struct ll
 		rec.net_digest = ll_summary_net_digest(self);
 		rec.host_key = host_key();
 		rec.topology_addr = (char *)ll_env_get(o->environ, "SLURM_TOPOLOGY_ADDR");
+		ll_agree_clique_of(facts, plan, o->environ, &rec.clique);
 		args.self = self;
 		args.proof_ifname = proof_ifname;
 		args.port_base = port_base(o->environ);
 		r = agree_pmix_run(&args, &c, err);
+		ll_agree_clique_release(&rec.clique);
 		break;
 	}
 	case LL_AGREE_SLURM:

@@ -277,20 +277,27 @@ uint64_t ll_summary_net_digest(const struct ll_summary *s)
 
 char *ll_agree_node_format(const struct ll_agree_node *n)
 {
-	return ll_asprintf("%016" PRIx64 " %016" PRIx64 " %016" PRIx64 " %d %s", n->hw_digest, n->net_digest,
+	/* Nodes in no clique (most of the world) publish the record as before. */
+	_cleanup_free_ char *clique = n->clique.state != LL_CLIQUE_NONE ? ll_agree_clique_format(&n->clique) : NULL;
+
+	return ll_asprintf("%016" PRIx64 " %016" PRIx64 " %016" PRIx64 " %d %s%s%s", n->hw_digest, n->net_digest,
 			   n->host_key, n->port,
-			   n->topology_addr && *n->topology_addr ? n->topology_addr : "-");
+			   n->topology_addr && *n->topology_addr ? n->topology_addr : "-", clique ? " " : "",
+			   clique ? clique : "");
 }
 
 int ll_agree_node_parse(const char *text, const char *who, struct ll_agree_node *ret, struct ll_error *err)
 {
 	uint64_t hw, net, host;
-	int port, used = 0;
-	char topo[256];
+	int port, used = 0, used_clique = 0;
+	char topo[256], clique[300] = "-";
 
+	/* The clique field is newer: a record without it is a node without a clique. */
 	if (!text || sscanf(text, "%" SCNx64 " %" SCNx64 " %" SCNx64 " %d %255s%n", &hw, &net, &host, &port, topo,
 			    &used) != 5 ||
-	    text[used] != '\0' || port < 0 || port > 65535)
+	    (text[used] != '\0' && (sscanf(text + used, " %299s%n", clique, &used_clique) != 1 ||
+				     text[used + used_clique] != '\0')) ||
+	    port < 0 || port > 65535 || ll_agree_clique_parse(clique, &ret->clique) < 0)
 		return ll_error_set(err, -EINVAL, "record from node '%s' is malformed: '%.80s'", who,
 				    text ? text : "");
 	ret->hw_digest = hw;
@@ -307,4 +314,5 @@ void ll_agree_node_release(struct ll_agree_node *n)
 	free(n->name);
 	free(n->topology_addr);
 	n->name = n->topology_addr = NULL;
+	ll_agree_clique_release(&n->clique);
 }

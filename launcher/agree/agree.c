@@ -2,6 +2,7 @@
  * master address. Every node runs it on the same records and reaches the same
  * result, so a bad node is named identically everywhere and nobody launches. */
 #include "llmlaunch/agree.h"
+#include "agree-internal.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -31,6 +32,7 @@ void ll_agree_result_release(struct ll_agree_result *r)
 	for (size_t i = 0; i < r->n_warnings; i++)
 		free(r->warnings[i]);
 	free(r->warnings);
+	free(r->nvlink_domain_reason);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -71,8 +73,9 @@ static int cmp_first(const void *a, const void *b)
 	return x->index < y->index ? -1 : x->index > y->index;
 }
 
-/* Launcher order, except that nodes under one leaf switch become consecutive; the
- * switches keep the order of their first node, so with no topology nothing moves. */
+/* Launcher order, except that the nodes of one NVLink clique, or else under one leaf
+ * switch, become consecutive (agree_order_key); cliques and switches keep the order
+ * of their first node, so with neither nothing moves. */
 static size_t *node_order(const struct ll_agree_node *nodes, size_t n)
 {
 	size_t *order = ll_calloc(n, sizeof(*order));
@@ -81,15 +84,14 @@ static size_t *node_order(const struct ll_agree_node *nodes, size_t n)
 
 	for (size_t i = 0; i < n; i++) {
 		order[i] = i;
-		any_topology |= nodes[i].topology_addr != NULL;
+		any_topology |= nodes[i].topology_addr != NULL || nodes[i].clique.key != NULL;
 	}
 	if (!any_topology)
 		return order;
 
 	keys = ll_calloc(n, sizeof(*keys));
 	for (size_t i = 0; i < n; i++) {
-		keys[i].leaf = nodes[i].topology_addr ? nodes[i].topology_addr : "";
-		keys[i].leaf_len = ll_topology_leaf_len(nodes[i].topology_addr);
+		keys[i].leaf_len = agree_order_key(&nodes[i], &keys[i].leaf);
 		keys[i].index = i;
 	}
 	qsort(keys, n, sizeof(*keys), cmp_leaf);
@@ -233,6 +235,18 @@ static const char *name_of_node(const void *data, size_t i)
 void ll_agree_add_names(struct ll_buf *b, char *const *names, const size_t *index, size_t n_index, size_t n_total)
 {
 	names_list(b, name_in_list, names, index, n_index, n_total);
+}
+
+char *ll_agree_order_text(const struct ll_agree_node *nodes, const size_t *order, size_t n)
+{
+	struct ll_buf b;
+	char *text;
+
+	ll_buf_init(&b);
+	names_list(&b, name_of_node, nodes, order, n, n);
+	text = ll_buf_detach(&b);
+	ll_buf_release(&b);
+	return text;
 }
 
 static void add_names(struct ll_buf *b, const struct ll_agree_node *nodes, const struct group *g)
@@ -658,6 +672,9 @@ int ll_agree_decide(const struct ll_agree_input *in, struct ll_agree_result *ret
 			res.node_rank = (int)i;
 
 	r = check_homogeneity(in, &f, node0, &res, err);
+	if (r < 0)
+		goto fail;
+	r = agree_cliques_decide(in, &res, err);
 	if (r < 0)
 		goto fail;
 	r = fetch(&f, node0, &s0, err);

@@ -113,6 +113,22 @@ static void print_heading(struct ll_out *o, const char *known_key, bool known, c
 		ll_out_text(o, "\n%s (%zu)\n%s", title, n, n ? "" : "  none found\n");
 }
 
+/* Multi-node NVLink registration (NVML fabric info), only where NVML told it. */
+static void print_nvfabric(struct ll_out *o, const struct ll_gpu_fabric_info *fi)
+{
+	if (fi->state == LL_FABRIC_UNKNOWN)
+		return;
+	ll_out_open_object(o, "nvlink_fabric");
+	ll_out_string(o, "state", "        NVLink fabric %s", ll_fabric_state_name(fi->state));
+	ll_out_int(o, "status", fi->status >= 0 ? " (status %s)" : NULL, fi->status, fi->status >= 0);
+	ll_out_string(o, "cluster_uuid", fi->cluster_uuid ? ", domain %s" : NULL, fi->cluster_uuid);
+	ll_out_int(o, "clique_id", fi->clique_id >= 0 ? ", clique %s" : NULL, fi->clique_id, fi->clique_id >= 0);
+	ll_out_int(o, "health_mask", fi->health_mask >= 0 ? ", health mask %s" : NULL, fi->health_mask,
+		   fi->health_mask >= 0);
+	ll_out_text(o, "\n");
+	ll_out_close_object(o);
+}
+
 static void print_gpus(struct ll_out *o, const struct ll_facts *f)
 {
 	const char *full = ll_facts_gpus_unknown_why(f);
@@ -142,6 +158,7 @@ static void print_gpus(struct ll_out *o, const struct ll_facts *f)
 			   g->nvlinks_active, g->nvlinks_active >= 0);
 		ll_out_int(o, "nvlinks_inactive", g->nvlinks_active >= 0 ? ", inactive %s\n" : NULL,
 			   g->nvlinks_inactive, g->nvlinks_inactive >= 0);
+		print_nvfabric(o, &g->nvfabric);
 		ll_out_open_array(o, "nvlinks");
 		for (size_t k = 0; k < g->n_nvlinks; k++) {
 			const struct ll_nvlink *l = &g->nvlinks[k];
@@ -318,6 +335,12 @@ static void print_gdr(struct ll_out *o, const struct ll_facts *f)
 	ll_out_bool(o, "nvidia_open_module", ", NVIDIA open module %s)", f->nvidia_open_module);
 	ll_out_text(o, "\n");
 	ll_out_close_object(o);
+	/* IMEX channels (multi-node NVLink), where /dev could be read. */
+	ll_out_int(o, "imex_channels", f->imex_channels >= 0 ? "IMEX channels: %s" : NULL, f->imex_channels,
+		   f->imex_channels >= 0);
+	ll_out_bool(o, "imex_access", f->imex_channels > 0 ? " (open for this user: %s)" : NULL, f->imex_access);
+	if (f->imex_channels >= 0)
+		ll_out_text(o, "\n");
 }
 
 static void print_matrix(struct ll_out *o, const struct ll_facts *f)

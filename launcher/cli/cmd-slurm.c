@@ -207,6 +207,10 @@ static int prolog_child(void *data, int fd)
 	for (size_t i = 0; i < set->n_warnings; i++)
 		emit(fd, "warning", set->warnings[i]);
 	ll_health_check(facts, &set->expect, &h);
+	ll_health_check_fabric(facts, ll_slurm_imex_before(job->o->state_dir), &h);
+	/* The mark of a node that had IMEX channels; a write that fails costs only
+	 * that later check. */
+	(void)ll_slurm_imex_remember(job->o->state_dir, facts);
 	for (size_t i = 0; i < h.n_notes; i++)
 		emit(fd, "note", h.notes[i]);
 	for (size_t i = 0; i < h.n_faults; i++)

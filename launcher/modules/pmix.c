@@ -679,6 +679,10 @@ LL_MODULE_EXPORT int ll_pmix_module_run(const struct ll_agree_pmix_args *a, stru
 	ret->checked = true;
 	ret->n_fetched = res.n_fetched;
 	ret->deadlines = dl;
+	ret->nvlink_domain = res.nvlink_domain;
+	ret->nvlink_domain_reason = LL_TAKE(res.nvlink_domain_reason);
+	if (res.clique_order)
+		ret->node_order = ll_agree_order_text(st.nodes, res.order, res.n_nodes);
 	for (size_t i = 0; i < res.n_warnings; i++)
 		ll_cluster_note(ret, "%s", res.warnings[i]);
 	r = 0;

@@ -325,4 +325,5 @@ void plan_lint_all(struct plan_state *s)
 	lint_gdr_level(s);
 	lint_debug(s);
 	lint_plumbing(s);
+	plan_lint_mnnvl(s);
 }

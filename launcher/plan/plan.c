@@ -312,6 +312,20 @@ static void plan_apply_layers(struct plan_state *s)
 		plan_override(s, in->cli[i].name, in->cli[i].value, LL_SOURCE_CLI, in->cli[i].origin);
 }
 
+/* "; ... clique 3 ...": the workers' GPUs registered with a multi-node NVLink fabric,
+ * whose domain this node alone cannot size (the agreement does: agree-clique.c). */
+static const char *clique_note(const struct plan_state *s)
+{
+	for (size_t i = 0; i < s->n_gpus; i++) {
+		const struct ll_gpu_fabric_info *fi = &s->f->gpus[s->gpus[i]].nvfabric;
+
+		if (fi->state == LL_FABRIC_COMPLETED && fi->status == 0 && fi->cluster_uuid)
+			return "; on this node only: its GPUs are in a multi-node NVLink clique, which the "
+			       "agreement under srun or mpirun counts across nodes";
+	}
+	return "";
+}
+
 /* The GPU-GPU fabric of the workers' GPUs: NVLink (NVIDIA) or XGMI (AMD), the size
  * of the largest set they join, and LLMLAUNCH_NVLINK_DOMAIN as NVIDIA's name of it. */
 static void decide_gpu_fabric(struct plan_state *s)
@@ -357,10 +371,11 @@ static void decide_gpu_fabric(struct plan_state *s)
 	else if (domain < 0)
 		plan_decide(s, "LLMLAUNCH_NVLINK_DOMAIN", NULL, LL_SOURCE_PROBE, true, "%s", unknown);
 	else
-		plan_decide(s, "LLMLAUNCH_NVLINK_DOMAIN", num, LL_SOURCE_PROBE, true, "%s",
+		plan_decide(s, "LLMLAUNCH_NVLINK_DOMAIN", num, LL_SOURCE_PROBE, true, "%s%s",
 			    s->n_gpus == 1 ? "one GPU"
 			    : domain == 1  ? "no NVLink between the workers' GPUs"
-					   : "largest set of the workers' GPUs joined by NVLink/NVSwitch");
+					   : "largest set of the workers' GPUs joined by NVLink/NVSwitch",
+			    clique_note(s));
 }
 
 static void plan_decide_facts(struct plan_state *s)
@@ -552,6 +567,9 @@ void ll_plan_summary(const struct ll_plan *p, struct ll_buf *out)
 		ll_buf_add(out, "No GPUs for the workers: CPU training over gloo, ");
 	else if (!dom)
 		ll_buf_addf(out, "%d GPU%s per node, %s unknown; ", n_gpus, n_gpus == 1 ? "" : "s", fabric);
+	else if (domain > n_gpus)
+		ll_buf_addf(out, "%d GPU%s per node, NVLink domain of %d GPUs across nodes (multi-node NVLink); ", n_gpus,
+			    n_gpus == 1 ? "" : "s", domain);
 	else
 		ll_buf_addf(out, "%d GPU%s per node, %s domain of %d; ", n_gpus, n_gpus == 1 ? "" : "s", fabric, domain);
 	ll_buf_addf(out, "network between nodes: %s", net_text);
@@ -578,7 +596,15 @@ void ll_plan_summary(const struct ll_plan *p, struct ll_buf *out)
 				 "check %s on the node%s, or probe the node itself.",
 			    len, why, fabric, xgmi ? "'rocm-smi --showtopo'" : "'nvidia-smi topo -m'",
 			    xgmi ? "" : " (NV# entries)");
-	} else if (domain > 1)
+	} else if (domain > n_gpus)
+		/* The agreement put each clique's nodes on consecutive ranks (agree-clique.c). */
+		ll_buf_addf(out,
+			    "Keep tensor and expert parallelism inside the NVLink domain: tensor x expert parallel "
+			    "size at most %d, which consecutive ranks fill (the nodes of one clique have consecutive "
+			    "node ranks); use data parallelism (or sharded data parallelism such as FSDP/ZeRO) and "
+			    "pipeline stages across domains.",
+			    domain);
+	else if (domain > 1)
 		ll_buf_addf(out,
 			    "Keep tensor parallelism (and pipeline stages, when the model needs them) inside the "
 			    "%s domain: tensor-parallel size at most %d; use data parallelism (or sharded data "

@@ -17,6 +17,19 @@
  * is not NVML) and FAKE_NVML_OLD (a pre-R460 driver: no remote device type, no _v3/_v2
  * PCI entry points, only the numeric PCI fields).
  *
+ * GPU fabric (multi-node NVLink, GB200 NVL72), when FAKE_NVML_FABRIC_CLIQUE is set
+ * (otherwise both fabric calls answer FUNCTION_NOT_FOUND, and nothing is recorded):
+ *   FAKE_NVML_FABRIC_CLUSTER  the NVLink domain: the UUID's last byte (default 1)
+ *   FAKE_NVML_FABRIC_CLIQUE   the clique id of every GPU
+ *   FAKE_NVML_FABRIC_STATE    0-3, NVML's registration state (default 3, completed),
+ *   FAKE_NVML_FABRIC_STATUS   the registration's nvmlReturn_t (default 0),
+ *   FAKE_NVML_FABRIC_HEALTH   the health mask (default 0x2: bandwidth not degraded),
+ *                             these three for GPU FAKE_NVML_FABRIC_GPU only when set
+ *                             (the others completed and healthy), else for all
+ *   FAKE_NVML_FABRIC_V1_ONLY  1: nvmlDeviceGetGpuFabricInfoV refuses the struct
+ *                             version, so the reader falls back to the version 1 call
+ * Not in the FAKE_NVML_OLD build (drivers of that age have no fabric calls).
+ *
  * $FAKE_NVML_LOG, when set, names a file that gets one line per init and shutdown so
  * tests can check they are balanced. */
 #include <stdbool.h>
@@ -287,6 +300,65 @@ FAKE_EXPORT nvmlReturn_t nvmlDeviceGetNvLinkRemoteDeviceType(nvmlDevice_t dev, u
 		return r;
 	*type = link_remote(dev->index, link).type;
 	return NVML_SUCCESS;
+}
+#endif
+
+#ifndef FAKE_NVML_OLD
+static long env_long(const char *name, long dflt)
+{
+	const char *v = getenv(name);
+	return v && *v ? strtol(v, NULL, 0) : dflt;
+}
+
+/* Fill the fields both struct versions share; NVML_SUCCESS or why not. */
+static nvmlReturn_t fabric_fill(nvmlDevice_t dev, unsigned char uuid[NVML_GPU_FABRIC_UUID_LEN], nvmlReturn_t *status,
+				unsigned *clique, nvmlGpuFabricState_t *state, unsigned *health)
+{
+	nvmlReturn_t r = check_device(dev);
+	long gpu = env_long("FAKE_NVML_FABRIC_GPU", -1);
+	bool odd = gpu < 0 || gpu == (long)dev->index;
+
+	if (r != NVML_SUCCESS)
+		return r;
+	if (!getenv("FAKE_NVML_FABRIC_CLIQUE"))
+		return NVML_ERROR_FUNCTION_NOT_FOUND;
+	*state = (nvmlGpuFabricState_t)(odd ? env_long("FAKE_NVML_FABRIC_STATE", NVML_GPU_FABRIC_STATE_COMPLETED)
+					    : NVML_GPU_FABRIC_STATE_COMPLETED);
+	/* Before registration completes NVML has no cluster or clique to give. */
+	memset(uuid, 0, NVML_GPU_FABRIC_UUID_LEN);
+	*clique = 0;
+	*status = odd ? (nvmlReturn_t)env_long("FAKE_NVML_FABRIC_STATUS", NVML_SUCCESS) : NVML_SUCCESS;
+	*health = (unsigned)(odd ? env_long("FAKE_NVML_FABRIC_HEALTH", 0x2) : 0x2);
+	if (*state == NVML_GPU_FABRIC_STATE_COMPLETED) {
+		uuid[0] = 0xc1;
+		uuid[15] = (unsigned char)env_long("FAKE_NVML_FABRIC_CLUSTER", 1);
+		*clique = (unsigned)env_long("FAKE_NVML_FABRIC_CLIQUE", 0);
+	}
+	return NVML_SUCCESS;
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetGpuFabricInfoV(nvmlDevice_t dev, nvmlGpuFabricInfoV_t *info)
+{
+	unsigned health = 0;
+	nvmlReturn_t r;
+
+	if (!info)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if (info->version != nvmlGpuFabricInfo_v2 || env_long("FAKE_NVML_FABRIC_V1_ONLY", 0))
+		return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+	r = fabric_fill(dev, info->clusterUuid, &info->status, &info->cliqueId, &info->state, &health);
+	if (r == NVML_SUCCESS)
+		info->healthMask = health;
+	return r;
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetGpuFabricInfo(nvmlDevice_t dev, nvmlGpuFabricInfo_t *info)
+{
+	unsigned health;
+
+	if (!info)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	return fabric_fill(dev, info->clusterUuid, &info->status, &info->cliqueId, &info->state, &health);
 }
 #endif
 

@@ -111,4 +111,22 @@ grep -q "^llmlaunch: warning: cannot load NVML library '/nonexistent/libnvidia-m
 [ ! -s "$tmp/none.err" ] || fail "unexpected stderr without NVML: $(cat "$tmp/none.err")"
 nvml_unknown "$tmp/none.json"
 
+# --- GPU fabric (multi-node NVLink) and IMEX channels: shown where NVML and /dev tell,
+#     absent (unknown) otherwise; the snapshot carries them.
+expect_json "$tmp/dgx8.json" '[.gpus[].nvlink_fabric] | unique' '[null]'
+expect_json "$tmp/dgx8.json" '.imex_channels' 'null'
+mkdir -p "$root/dev/nvidia-caps-imex-channels"
+: >"$root/dev/nvidia-caps-imex-channels/channel0"
+FAKE_NVML_FABRIC_CLIQUE=3 FAKE_NVML_FABRIC_GPU=7 FAKE_NVML_FABRIC_STATE=1 \
+	probe dgx8 "$LL_FAKE_NVML" "$tmp/fabric" --save "$tmp/fabric.xml"
+expect_json "$tmp/fabric.json" '.gpus[0].nvlink_fabric' \
+	'{"state":"completed","status":0,"cluster_uuid":"c1000000-0000-0000-0000-000000000001","clique_id":3,"health_mask":2}'
+expect_json "$tmp/fabric.json" '.gpus[7].nvlink_fabric' \
+	'{"state":"not-started","status":null,"cluster_uuid":null,"clique_id":null,"health_mask":null}'
+expect_json "$tmp/fabric.json" '[.imex_channels, .imex_access]' '[1,true]'
+"$LLMLAUNCH" probe --topology "$tmp/fabric.xml" --json >"$tmp/fabric-replay.json" || fail "fabric snapshot replay failed"
+expect_json "$tmp/fabric-replay.json" '[.gpus[0].nvlink_fabric.clique_id, .gpus[7].nvlink_fabric.state, .imex_channels]' \
+	'[3,"not-started",1]'
+rm -r "$root/dev"
+
 echo "nvml-probe: ok"

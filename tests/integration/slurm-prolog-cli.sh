@@ -68,6 +68,33 @@ SLURMD_NODENAME=n2 "$LLMLAUNCH" slurm prolog --profile "$sp_tmp/expect.yaml" --s
 [ $? = 1 ] || fail "missing scontrol changed the exit status"
 grep -q "no scontrol found at /nonexistent/scontrol" err.txt || fail "no warning about the missing scontrol: $(cat err.txt)"
 
+# 5b. Multi-node NVLink (no profile needed): a GPU whose fabric registration failed,
+#     and IMEX channels gone from a node that had them this boot, drain the node with
+#     that reason. The fake NVML answers for the DGX-like tree's 8 GPUs.
+bash "$LL_FIXTURES/gen-dgx-sysfs.sh" fs-nvl
+mkdir -p fs-nvl/dev/nvidia-caps-imex-channels
+: >fs-nvl/dev/nvidia-caps-imex-channels/channel0
+printf 'name: test-nvl\nexpect:\n  gpus: 8\n' >nvl.yaml
+NV=(env LLMLAUNCH_NVML_LIBRARY="$LL_FAKE_NVML" FAKE_NVML_FABRIC_CLIQUE=1 SLURMD_NODENAME=n5 "$LLMLAUNCH" slurm prolog
+	--profile "$sp_tmp/nvl.yaml" --scontrol "$sp_tmp/fake-scontrol" --state-dir "$sp_tmp/state-nvl" --fsroot fs-nvl)
+rm -f scontrol-args
+"${NV[@]}" >/dev/null 2>err.txt || fail "healthy NVLink node: exit $?: $(cat err.txt)"
+[ -e scontrol-args ] && fail "a healthy NVLink node was drained: $(cat scontrol-args)"
+[ "$(cat state-nvl/imex-channels)" = 1 ] || fail "the IMEX channel count was not remembered"
+FAKE_NVML_FABRIC_GPU=2 FAKE_NVML_FABRIC_STATUS=999 "${NV[@]}" >/dev/null 2>err.txt && fail "failed registration passed"
+printf '%s\n' update NodeName=n5 State=DRAIN \
+	"Reason=llmlaunch: NVLink fabric registration failed on GPU 0000:52:00.0 (NVML status 999)" >want-args
+cmp -s want-args scontrol-args || fail "failed registration: scontrol got: $(cat scontrol-args 2>&1)"
+rm fs-nvl/dev/nvidia-caps-imex-channels/channel0
+"${NV[@]}" >/dev/null 2>err.txt && fail "missing IMEX channels passed"
+printf '%s\n' update NodeName=n5 State=DRAIN \
+	"Reason=llmlaunch: IMEX channels missing: /dev/nvidia-caps-imex-channels had 1 this boot, now none" >want-args
+cmp -s want-args scontrol-args || fail "missing IMEX channels: scontrol got: $(cat scontrol-args 2>&1)"
+# A registration still under way is a note, never a drain.
+rm -f scontrol-args state-nvl/imex-channels
+FAKE_NVML_FABRIC_STATE=2 "${NV[@]}" >/dev/null 2>err.txt || fail "registration in progress drained: $(cat err.txt)"
+[ -e scontrol-args ] && fail "registration in progress: scontrol called: $(cat scontrol-args)"
+
 # 6. Problems of llmlaunch itself never drain: a missing profile, a bad option, an
 #    unwritable state directory, a probe that hangs.
 "${P[@]}" --state-dir "$sp_tmp/state" --fsroot fs-port --profile "$sp_tmp/missing.yaml" >/dev/null 2>err.txt ||

@@ -1,6 +1,7 @@
 /* The pure agreement decision on synthetic clusters of 1 to 10,000 nodes: rank
  * order (launcher order, leaf switches consecutive), subnet matching, master
- * address, homogeneity verdicts, and how many full summaries it had to fetch. */
+ * address, homogeneity verdicts, how many full summaries it had to fetch, and NVLink
+ * cliques (their order, the domain across nodes, their verdicts, the record field). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -612,6 +613,247 @@ static bool near(double a, double b)
 	return a - b < 1e-9 && b - a < 1e-9;
 }
 
+/* ---- NVLink cliques (agree-clique.c) ---- */
+
+#define UUID1 "c1000000-0000-0000-0000-000000000001"
+
+static void set_clique(struct cluster *c, size_t i, enum ll_clique_state st, const char *key)
+{
+	ll_agree_clique_release(&c->nodes[i].clique);
+	c->nodes[i].clique.state = st;
+	c->nodes[i].clique.gpus = 8;
+	c->nodes[i].clique.key = key ? ll_strdup(key) : NULL;
+}
+
+/* Four nodes, two cliques of two, interleaved in the launcher's order: each clique's
+ * nodes become consecutive, cliques in the order of their first node, and the NVLink
+ * domain is a clique's GPUs. */
+static void test_clique_order(void **state)
+{
+	struct cluster *c = cluster_new(4, false);
+	struct ll_agree_result res;
+	struct ll_error err = { 0 };
+	char *text;
+
+	(void)state;
+	set_clique(c, 0, LL_CLIQUE_READY, UUID1 "/1");
+	set_clique(c, 1, LL_CLIQUE_READY, UUID1 "/2");
+	set_clique(c, 2, LL_CLIQUE_READY, UUID1 "/1");
+	set_clique(c, 3, LL_CLIQUE_READY, UUID1 "/2");
+	/* The clique wins over the leaf switch. */
+	c->nodes[2].topology_addr = ll_strdup("s1.n3");
+	assert_int_equal(decide(c, 1, false, &res, &err), 0);
+	assert_int_equal(res.order[0], 0);
+	assert_int_equal(res.order[1], 2);
+	assert_int_equal(res.order[2], 1);
+	assert_int_equal(res.order[3], 3);
+	assert_int_equal(res.node_rank, 2);
+	assert_true(res.clique_order);
+	assert_int_equal(res.nvlink_domain, 16);
+	assert_string_equal(res.nvlink_domain_reason, "GPUs of the smallest of the job's 2 NVLink cliques (NVLink "
+						      "clique 1 of domain " UUID1 ", 2 nodes): multi-node NVLink");
+	assert_int_equal(res.n_warnings, 0);
+	text = ll_agree_order_text(c->nodes, res.order, res.n_nodes);
+	assert_string_equal(text, "gpu00001, gpu00003, gpu00002, gpu00004");
+	free(text);
+	ll_agree_result_release(&res);
+
+	/* Without cliques nothing moves and the node's own domain stands (old behaviour). */
+	for (size_t i = 0; i < 4; i++)
+		set_clique(c, i, LL_CLIQUE_NONE, NULL);
+	free(c->nodes[2].topology_addr);
+	c->nodes[2].topology_addr = NULL;
+	assert_int_equal(decide(c, 1, false, &res, &err), 0);
+	for (size_t i = 0; i < 4; i++)
+		assert_int_equal(res.order[i], i);
+	assert_int_equal(res.nvlink_domain, 0);
+	assert_false(res.clique_order);
+	ll_agree_result_release(&res);
+
+	/* Slurm topology/block, no NVML: blocks group the same way. */
+	set_clique(c, 0, LL_CLIQUE_BLOCK, "b1");
+	set_clique(c, 1, LL_CLIQUE_BLOCK, "b2");
+	set_clique(c, 2, LL_CLIQUE_BLOCK, "b1");
+	set_clique(c, 3, LL_CLIQUE_BLOCK, "b2");
+	assert_int_equal(decide(c, 3, false, &res, &err), 0);
+	assert_int_equal(res.order[1], 2);
+	assert_int_equal(res.node_rank, 3);
+	assert_int_equal(res.nvlink_domain, 16);
+	assert_string_equal(res.nvlink_domain_reason, "GPUs of the smallest of the job's 2 NVLink cliques (Slurm "
+						      "block b1, 2 nodes): multi-node NVLink");
+	ll_agree_result_release(&res);
+	cluster_free(c);
+}
+
+/* A clique only partly in the job: soft, naming its nodes; an error under --strict. */
+static void test_clique_partly(void **state)
+{
+	struct cluster *c = cluster_new(3, false);
+	struct ll_agree_result res;
+	struct ll_error err = { 0 };
+
+	(void)state;
+	set_clique(c, 0, LL_CLIQUE_READY, UUID1 "/1");
+	set_clique(c, 1, LL_CLIQUE_READY, UUID1 "/1");
+	set_clique(c, 2, LL_CLIQUE_READY, UUID1 "/2");
+	assert_int_equal(decide(c, 0, false, &res, &err), 0);
+	assert_int_equal(res.nvlink_domain, 8);
+	assert_int_equal(res.n_warnings, 1);
+	assert_string_equal(res.warnings[0],
+			    "gpu00003: only 8 GPUs of NVLink clique 2 of domain " UUID1 " are in this job, 16 of the "
+			    "other clique: LLMLAUNCH_NVLINK_DOMAIN is 8, the smallest clique's; ask for whole cliques "
+			    "so that tensor parallelism of the largest size stays on NVLink");
+	ll_agree_result_release(&res);
+	assert_int_equal(decide(c, 0, true, &res, &err), -EPROTO);
+	assert_string_equal(err.message,
+			    "nodes differ: gpu00003: only 8 GPUs of NVLink clique 2 of domain " UUID1 " are in this "
+			    "job, 16 of the other clique: LLMLAUNCH_NVLINK_DOMAIN is 8, the smallest clique's; ask for "
+			    "whole cliques so that tensor parallelism of the largest size stays on NVLink (an error "
+			    "under --strict)");
+	ll_error_clear(&err);
+	cluster_free(c);
+}
+
+/* Nodes whose fabric state differs: each kind named once; no domain is decided. */
+static void test_clique_state_differs(void **state)
+{
+	struct cluster *c = cluster_new(4, false);
+	struct ll_agree_result res;
+	struct ll_error err = { 0 };
+
+	(void)state;
+	set_clique(c, 0, LL_CLIQUE_READY, UUID1 "/1");
+	set_clique(c, 1, LL_CLIQUE_PENDING, NULL);
+	set_clique(c, 2, LL_CLIQUE_FAILED, NULL);
+	set_clique(c, 3, LL_CLIQUE_NONE, NULL);
+	assert_int_equal(decide(c, 0, false, &res, &err), 0);
+	assert_int_equal(res.nvlink_domain, 0);
+	assert_int_equal(res.n_warnings, 3);
+	assert_string_equal(res.warnings[0],
+			    "gpu00002: NVLink fabric registration not completed (in progress or not started), the "
+			    "other node completed it: NCCL uses multi-node NVLink only when every GPU of the job has, "
+			    "so the whole job would use the network between nodes");
+	assert_string_equal(res.warnings[1],
+			    "gpu00003: NVLink fabric registration failed, the other node completed it: NCCL uses "
+			    "multi-node NVLink only when every GPU of the job has, so the whole job would use the "
+			    "network between nodes");
+	assert_string_equal(res.warnings[2],
+			    "gpu00004: no NVLink fabric information (NVML gave none), the other node completed it: "
+			    "NCCL uses multi-node NVLink only when every GPU of the job has, so the whole job would "
+			    "use the network between nodes");
+	ll_agree_result_release(&res);
+	cluster_free(c);
+}
+
+/* The clique token in the per-node record, and records from older llmlaunch. */
+static void test_clique_record(void **state)
+{
+	struct ll_agree_node n = { 0 }, back = { 0 };
+	struct ll_error err = { 0 };
+	char *text;
+
+	(void)state;
+	n.hw_digest = 1;
+	n.clique.state = LL_CLIQUE_READY;
+	n.clique.gpus = 4;
+	n.clique.key = ll_strdup(UUID1 "/7");
+	text = ll_agree_node_format(&n);
+	assert_string_equal(text, "0000000000000001 0000000000000000 0000000000000000 0 - R:4:" UUID1 "/7");
+	assert_int_equal(ll_agree_node_parse(text, "n1", &back, &err), 0);
+	assert_int_equal(back.clique.state, LL_CLIQUE_READY);
+	assert_int_equal(back.clique.gpus, 4);
+	assert_string_equal(back.clique.key, UUID1 "/7");
+	free(text);
+	/* Five fields: an older node, no clique. */
+	assert_int_equal(ll_agree_node_parse("1 2 3 4 -", "n2", &back, &err), 0);
+	assert_int_equal(back.clique.state, LL_CLIQUE_NONE);
+	assert_null(back.clique.key);
+	assert_int_equal(ll_agree_node_parse("1 2 3 4 - P:8:-", "n2", &back, &err), 0);
+	assert_int_equal(back.clique.state, LL_CLIQUE_PENDING);
+	assert_int_equal(ll_agree_node_parse("1 2 3 4 - R:8:-", "n3", &back, &err), -EINVAL);
+	ll_error_clear(&err);
+	assert_int_equal(ll_agree_node_parse("1 2 3 4 - X:8:k", "n3", &back, &err), -EINVAL);
+	ll_error_clear(&err);
+	ll_agree_node_release(&n);
+	ll_agree_node_release(&back);
+}
+
+/* 10,000 nodes of 556 NVL72-like cliques (18 nodes each, the last one partial),
+ * interleaved in launcher order: the clique part of the decision stays cheap. */
+static void test_clique_ten_thousand(void **state)
+{
+	struct cluster *c = cluster_new(10000, false);
+	struct ll_agree_result res;
+	struct ll_error err = { 0 };
+	double t0, ms;
+
+	(void)state;
+	for (size_t i = 0; i < c->n; i++) {
+		char key[64];
+		snprintf(key, sizeof(key), UUID1 "/%zu", i % 556);
+		set_clique(c, i, LL_CLIQUE_READY, key);
+		c->nodes[i].clique.gpus = 4;
+	}
+	t0 = now_ms();
+	assert_int_equal(decide(c, 0, false, &res, &err), 0);
+	ms = now_ms() - t0;
+	/* Clique 0 holds launcher indices 0, 556, 1112, ...: the first ranks. */
+	assert_int_equal(res.order[0], 0);
+	assert_int_equal(res.order[1], 556);
+	/* 10000 = 556 x 17 + 548: cliques 0-547 have 18 nodes, 548-555 have 17. */
+	assert_int_equal(res.nvlink_domain, 17 * 4);
+	assert_int_equal(res.n_warnings, 8);
+	print_message("agree: 10000 nodes in 556 cliques decided in %.2f ms\n", ms);
+	ll_agree_result_release(&res);
+	cluster_free(c);
+}
+
+/* A node's clique from its facts, else from Slurm's topology/block. */
+static void test_clique_of(void **state)
+{
+	struct ll_gpu gpus[2] = { 0 };
+	struct ll_facts f = { .gpus = gpus, .n_gpus = 2, .gpus_known = true };
+	char *block_env[] = { "SLURM_TOPOLOGY_ADDR=rack7.n12", "SLURM_TOPOLOGY_ADDR_PATTERN=block.node", NULL };
+	char *tree_env[] = { "SLURM_TOPOLOGY_ADDR=s1.s7.n12", "SLURM_TOPOLOGY_ADDR_PATTERN=switch.switch.node", NULL };
+	char *no_env[] = { NULL };
+	struct ll_agree_clique c = { 0 };
+
+	(void)state;
+	for (int i = 0; i < 2; i++) {
+		gpus[i].vendor = LL_GPU_VENDOR_NVIDIA;
+		gpus[i].nvfabric = (struct ll_gpu_fabric_info){ LL_FABRIC_COMPLETED, 0, UUID1, 5, 2 };
+	}
+	ll_agree_clique_of(&f, NULL, block_env, &c);
+	assert_int_equal(c.state, LL_CLIQUE_READY);
+	assert_int_equal(c.gpus, 2);
+	assert_string_equal(c.key, UUID1 "/5");
+	ll_agree_clique_release(&c);
+
+	gpus[1].nvfabric.state = LL_FABRIC_IN_PROGRESS;
+	ll_agree_clique_of(&f, NULL, no_env, &c);
+	assert_int_equal(c.state, LL_CLIQUE_PENDING);
+	assert_null(c.key);
+	gpus[1].nvfabric.state = LL_FABRIC_COMPLETED;
+	gpus[1].nvfabric.status = 999;
+	ll_agree_clique_of(&f, NULL, no_env, &c);
+	assert_int_equal(c.state, LL_CLIQUE_FAILED);
+
+	/* A zero cluster UUID is no fabric to NCCL; then the Slurm block stands in, but
+	 * a tree switch never does. */
+	for (int i = 0; i < 2; i++)
+		gpus[i].nvfabric = (struct ll_gpu_fabric_info){ LL_FABRIC_COMPLETED, 0,
+								 "00000000-0000-0000-0000-000000000000", 0, -1 };
+	ll_agree_clique_of(&f, NULL, no_env, &c);
+	assert_int_equal(c.state, LL_CLIQUE_NONE);
+	ll_agree_clique_of(&f, NULL, block_env, &c);
+	assert_int_equal(c.state, LL_CLIQUE_BLOCK);
+	assert_string_equal(c.key, "rack7");
+	ll_agree_clique_release(&c);
+	ll_agree_clique_of(&f, NULL, tree_env, &c);
+	assert_int_equal(c.state, LL_CLIQUE_NONE);
+	assert_null(c.key);
+}
+
 static void test_deadlines(void **state)
 {
 	struct ll_agree_deadlines d;
@@ -662,6 +904,12 @@ int main(void)
 		cmocka_unit_test(test_host_prefix),
 		cmocka_unit_test(test_publishers),
 		cmocka_unit_test(test_deadlines),
+		cmocka_unit_test(test_clique_order),
+		cmocka_unit_test(test_clique_partly),
+		cmocka_unit_test(test_clique_state_differs),
+		cmocka_unit_test(test_clique_record),
+		cmocka_unit_test(test_clique_of),
+		cmocka_unit_test(test_clique_ten_thousand),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -428,6 +428,86 @@ static void test_xml_round_trip(void **state)
 	unlink(path);
 }
 
+/* ---- GPU fabric (probe/nvml-fabric.c) ---- */
+
+static void unset_fabric(void)
+{
+	static const char *const vars[] = { "FAKE_NVML_FABRIC_CLUSTER", "FAKE_NVML_FABRIC_CLIQUE",
+					    "FAKE_NVML_FABRIC_STATE", "FAKE_NVML_FABRIC_STATUS",
+					    "FAKE_NVML_FABRIC_HEALTH", "FAKE_NVML_FABRIC_GPU",
+					    "FAKE_NVML_FABRIC_V1_ONLY" };
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
+		unsetenv(vars[i]);
+}
+
+/* A GB200-like tray: every GPU registered in clique 2 of domain ...02. */
+static void test_fabric_completed(void **state)
+{
+	struct fixture *f = *state;
+	struct ll_error err = { 0 };
+
+	unset_fabric();
+	setenv("FAKE_NVML_FABRIC_CLIQUE", "2", 1);
+	setenv("FAKE_NVML_FABRIC_CLUSTER", "2", 1);
+	setenv("FAKE_NVML_FABRIC_GPU", "5", 1);
+	setenv("FAKE_NVML_FABRIC_HEALTH", "0x1", 1);
+	assert_int_equal(ll_annotate_nvml(f->topo, fake, &warning, &err), 0);
+	assert_null(warning);
+	for (int i = 0; i < 8; i++) {
+		assert_string_equal(info(f->topo, gpu_bus[i], LL_INFO_FABRIC_STATE), "completed");
+		assert_string_equal(info(f->topo, gpu_bus[i], LL_INFO_FABRIC_STATUS), "0");
+		assert_string_equal(info(f->topo, gpu_bus[i], LL_INFO_FABRIC_CLUSTER),
+				    "c1000000-0000-0000-0000-000000000002");
+		assert_string_equal(info(f->topo, gpu_bus[i], LL_INFO_FABRIC_CLIQUE), "2");
+		assert_string_equal(info(f->topo, gpu_bus[i], LL_INFO_FABRIC_HEALTH), i == 5 ? "0x00000001" : "0x00000002");
+	}
+	assert_false(ll_topo_fabric_pending(f->topo));
+	unset_fabric();
+}
+
+/* Registration under way on one GPU: only the state, nothing NVML cannot know yet;
+ * the version 1 call where the driver refuses the version 2 struct (no health mask). */
+static void test_fabric_pending_and_v1(void **state)
+{
+	struct fixture *f = *state;
+	struct ll_error err = { 0 };
+
+	unset_fabric();
+	setenv("FAKE_NVML_FABRIC_CLIQUE", "1", 1);
+	setenv("FAKE_NVML_FABRIC_GPU", "3", 1);
+	setenv("FAKE_NVML_FABRIC_STATE", "2", 1);
+	setenv("FAKE_NVML_FABRIC_V1_ONLY", "1", 1);
+	assert_int_equal(ll_annotate_nvml(f->topo, fake, &warning, &err), 0);
+	assert_string_equal(info(f->topo, gpu_bus[3], LL_INFO_FABRIC_STATE), "in-progress");
+	assert_null(info(f->topo, gpu_bus[3], LL_INFO_FABRIC_STATUS));
+	assert_null(info(f->topo, gpu_bus[3], LL_INFO_FABRIC_CLUSTER));
+	assert_null(info(f->topo, gpu_bus[3], LL_INFO_FABRIC_CLIQUE));
+	assert_string_equal(info(f->topo, gpu_bus[0], LL_INFO_FABRIC_STATE), "completed");
+	assert_string_equal(info(f->topo, gpu_bus[0], LL_INFO_FABRIC_CLIQUE), "1");
+	/* Version 1 has no health mask: unknown, not healthy. */
+	assert_null(info(f->topo, gpu_bus[0], LL_INFO_FABRIC_HEALTH));
+	/* Such a topology is not cached: the state is read again until it settles. */
+	assert_true(ll_topo_fabric_pending(f->topo));
+	unset_fabric();
+}
+
+/* No fabric calls (a driver of before fabric support, the old build) or calls that
+ * do not answer: nothing recorded, never a guess. */
+static void test_fabric_absent(void **state)
+{
+	struct fixture *f = *state;
+	struct ll_error err = { 0 };
+
+	unset_fabric();
+	assert_int_equal(ll_annotate_nvml(f->topo, fake, &warning, &err), 0);
+	for (int i = 0; i < 8; i++)
+		assert_null(info(f->topo, gpu_bus[i], LL_INFO_FABRIC_STATE));
+	setenv("FAKE_NVML_FABRIC_CLIQUE", "1", 1);
+	assert_int_equal(ll_annotate_nvml(f->topo, fake_old, &warning, &err), 0);
+	assert_null(info(f->topo, gpu_bus[0], LL_INFO_FABRIC_STATE));
+	unset_fabric();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -446,6 +526,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_nvswitch_filtered_out, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_idempotent, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_xml_round_trip, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fabric_completed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fabric_pending_and_v1, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fabric_absent, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

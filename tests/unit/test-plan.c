@@ -1134,6 +1134,149 @@ static void t_plumbing(void **state)
 	fx_free(x);
 }
 
+/* ---- multi-node NVLink (lint-mnnvl.c) ---- */
+
+static const char *lint_message(const struct ll_plan *p, const char *var, size_t nth)
+{
+	for (size_t i = 0; i < p->n_lints; i++)
+		if (ll_streq(p->lints[i].variable, var) && nth-- == 0)
+			return p->lints[i].message;
+	for (size_t i = 0; i < p->n_lints; i++)
+		print_message("lint: %s: %s\n", p->lints[i].variable, p->lints[i].message);
+	fail_msg("no lint #%zu on %s", nth, var);
+	return NULL;
+}
+
+static size_t lints_on(const struct ll_plan *p, const char *var)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < p->n_lints; i++)
+		n += ll_streq(p->lints[i].variable, var);
+	return n;
+}
+
+/* A GB200 tray: 4 GPUs registered in clique 1, one IMEX channel this user opens. */
+static struct fx *fx_nvl72(void)
+{
+	struct fx *x = fx_new(2, 4, 1);
+
+	for (int g = 0; g < 4; g++) {
+		int i = fx_gpu(x, g / 2);
+		x->gpus[i].nvfabric.state = LL_FABRIC_COMPLETED;
+		x->gpus[i].nvfabric.status = 0;
+		x->gpus[i].nvfabric.cluster_uuid = fx_str(x, "c1000000-0000-0000-0000-000000000001");
+		x->gpus[i].nvfabric.clique_id = 1;
+		x->gpus[i].nvfabric.health_mask = 0x2;
+	}
+	x->f.imex_channels = 1;
+	x->f.imex_access = LL_YES;
+	return x;
+}
+
+static void t_mnnvl_lints(void **state)
+{
+	struct fx *x;
+	struct ll_plan *p;
+
+	(void)state;
+	/* A healthy tray: nothing to say. */
+	x = fx_nvl72();
+	p = fx_plan(x);
+	assert_int_equal(lints_on(p, "MNNVL") + lints_on(p, "IMEX"), 0);
+	ll_plan_free(p);
+
+	/* NCCL_MNNVL_ENABLE=0 from the environment, NCCL_CUMEM_ENABLE=0 from a profile;
+	 * with MNNVL off a missing IMEX channel does not matter. */
+	x->f.imex_channels = 0;
+	fx_env(x, "NCCL_MNNVL_ENABLE=0");
+	x->profile[x->n_profile++] = (struct ll_assignment){ "NCCL_CUMEM_ENABLE", "0", "nvl72.yaml:3" };
+	p = fx_plan(x);
+	assert_string_equal(lint_message(p, "NCCL_MNNVL_ENABLE", 0),
+			    "0 turns multi-node NVLink off: this node's GPUs would reach the rest of their NVLink "
+			    "clique over the network; unset NCCL_MNNVL_ENABLE (NCCL's default uses it where the "
+			    "fabric allows)");
+	assert_string_equal(lint_message(p, "NCCL_CUMEM_ENABLE", 0),
+			    "0 turns multi-node NVLink off (NCCL needs cuMem memory for it): this node's GPUs would "
+			    "reach the rest of their NVLink clique over the network; unset NCCL_CUMEM_ENABLE");
+	assert_int_equal(lints_on(p, "IMEX"), 0);
+	ll_plan_free(p);
+	fx_free(x);
+
+	/* No IMEX channel; then one this user cannot open. */
+	x = fx_nvl72();
+	x->f.imex_channels = 0;
+	p = fx_plan(x);
+	assert_string_equal(lint_message(p, "IMEX", 0),
+			    "no IMEX channel on this node (/dev/nvidia-caps-imex-channels/channel0 is missing): NCCL "
+			    "stops a multi-node job ('MNNVL ... is available but not working'); create it as root "
+			    "(mknod /dev/nvidia-caps-imex-channels/channel0 c MAJOR 0, MAJOR from /proc/devices), "
+			    "pass it into the container, or set NCCL_MNNVL_ENABLE=0");
+	ll_plan_free(p);
+	x->f.imex_channels = 1;
+	x->f.imex_access = LL_NO;
+	p = fx_plan(x);
+	assert_string_equal(lint_message(p, "IMEX", 0),
+			    "the IMEX channel is not readable and writable by this user: CUDA cannot import other "
+			    "nodes' memory and NCCL stops a multi-node job; make it mode 0666 (as NVIDIA's IMEX guide "
+			    "creates channel0) or give the user access");
+	ll_plan_free(p);
+	/* Unknown channels (a snapshot without /dev): never guessed missing. */
+	x->f.imex_channels = -1;
+	p = fx_plan(x);
+	assert_int_equal(lints_on(p, "IMEX"), 0);
+	ll_plan_free(p);
+	fx_free(x);
+
+	/* Fabric states: in progress, failed, degraded bandwidth. */
+	x = fx_nvl72();
+	x->gpus[0].nvfabric.state = LL_FABRIC_IN_PROGRESS;
+	x->gpus[1].nvfabric.status = 999;
+	x->gpus[2].nvfabric.health_mask = 0x1;
+	p = fx_plan(x);
+	assert_int_equal(lints_on(p, "MNNVL"), 3);
+	assert_string_equal(lint_message(p, "MNNVL", 0),
+			    "NVLink fabric registration not completed on GPU 0000:10:00.0 (in-progress): NCCL uses "
+			    "multi-node NVLink only when every GPU of the job completed it; wait for the fabric manager, "
+			    "or check it on the NVLink switch trays (nvidia-smi -q, section Fabric)");
+	assert_string_equal(lint_message(p, "MNNVL", 1),
+			    "NVLink fabric registration failed on GPU 0000:20:00.0 (NVML status 999): NCCL uses "
+			    "multi-node NVLink only when every GPU of the job completed it; drain the node and check "
+			    "nvidia-smi -q (section Fabric) and the fabric manager's log");
+	assert_string_equal(lint_message(p, "MNNVL", 2),
+			    "NVLink fabric bandwidth is degraded on GPU 0000:30:00.0 (health mask 0x00000001): "
+			    "multi-node NVLink runs slower here than on the other nodes; check the GPU's NVLinks and "
+			    "the switch trays (nvidia-smi -q, section Fabric)");
+	ll_plan_free(p);
+	fx_free(x);
+
+	/* Every GPU pending: four named, then a count. */
+	x = fx_nvl72();
+	for (int g = 0; g < 4; g++)
+		fx_gpu(x, 1);
+	for (int g = 0; g < 8; g++) {
+		x->gpus[g].nvfabric.state = LL_FABRIC_NOT_STARTED;
+	}
+	p = fx_plan(x);
+	assert_string_equal(lint_message(p, "MNNVL", 0),
+			    "NVLink fabric registration not completed on GPU 0000:10:00.0 (not-started), 0000:20:00.0 "
+			    "(not-started), 0000:30:00.0 (not-started), 0000:40:00.0 (not-started) and 4 more: NCCL "
+			    "uses multi-node NVLink only when every GPU of the job completed it; wait for the fabric "
+			    "manager, or check it on the NVLink switch trays (nvidia-smi -q, section Fabric)");
+	ll_plan_free(p);
+	fx_free(x);
+
+	/* GPUs outside any fabric (an HGX H100): no MNNVL lint, even with the switches off. */
+	x = fx_new(1, 4, 1);
+	fx_gpu(x, 0);
+	x->gpus[0].nvfabric.state = LL_FABRIC_NOT_SUPPORTED;
+	fx_env(x, "NCCL_MNNVL_ENABLE=0");
+	p = fx_plan(x);
+	assert_int_equal(lints_on(p, "NCCL_MNNVL_ENABLE") + lints_on(p, "IMEX") + lints_on(p, "MNNVL"), 0);
+	ll_plan_free(p);
+	fx_free(x);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1156,6 +1299,7 @@ int main(void)
 		cmocka_unit_test(t_domain_of_visible),
 		cmocka_unit_test(t_nccl_conf),
 		cmocka_unit_test(t_plumbing),
+		cmocka_unit_test(t_mnnvl_lints),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -96,11 +96,77 @@ static void test_save_snapshot(void **state)
 	free(nested);
 }
 
+/* Multi-node NVLink faults (slurm-health-fabric.c): the exact drain reasons. */
+static void test_fabric_health(void **state)
+{
+	struct ll_gpu gpus[2] = { 0 };
+	struct ll_facts f = { .gpus = gpus, .n_gpus = 2, .gpus_known = true, .imex_channels = 1 };
+	struct ll_health h = { 0 };
+	char dir[] = "/tmp/ll-test-imex-XXXXXX";
+	char *line;
+
+	(void)state;
+	gpus[0].busid = "0000:01:00.0";
+	gpus[1].busid = "0000:02:00.0";
+	for (int i = 0; i < 2; i++) {
+		gpus[i].vendor = LL_GPU_VENDOR_NVIDIA;
+		gpus[i].nvfabric.state = LL_FABRIC_COMPLETED;
+	}
+	/* Healthy: checked, nothing to say. */
+	ll_health_check_fabric(&f, 1, &h);
+	assert_int_equal(h.n_faults, 0);
+	assert_int_equal(h.n_notes, 0);
+	assert_int_equal(h.n_checked, 2);
+	ll_health_release(&h);
+
+	/* Registration failed on one GPU, still running on the other, channels gone. */
+	gpus[0].nvfabric.status = 999;
+	gpus[1].nvfabric.state = LL_FABRIC_IN_PROGRESS;
+	f.imex_channels = 0;
+	ll_health_check_fabric(&f, 1, &h);
+	assert_int_equal(h.n_faults, 2);
+	line = ll_health_faults_line(&h);
+	assert_string_equal(line, "NVLink fabric registration failed on GPU 0000:01:00.0 (NVML status 999); "
+				  "IMEX channels missing: /dev/nvidia-caps-imex-channels had 1 this boot, now none");
+	free(line);
+	assert_int_equal(h.n_notes, 1);
+	assert_string_equal(h.notes[0], "NVLink fabric registration not completed on GPU 0000:02:00.0 (in-progress): "
+					"multi-node NVLink is off until it is");
+	ll_health_release(&h);
+
+	/* A node that never had channels (or whose channels are unknown) is not drained for them. */
+	gpus[0].nvfabric.status = 0;
+	ll_health_check_fabric(&f, -1, &h);
+	assert_int_equal(h.n_faults, 0);
+	ll_health_release(&h);
+	f.imex_channels = -1;
+	ll_health_check_fabric(&f, 1, &h);
+	assert_int_equal(h.n_faults, 0);
+	ll_health_release(&h);
+
+	/* The mark an earlier Prolog leaves in the state directory. */
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(ll_slurm_imex_before(dir), -1);
+	f.imex_channels = 0;
+	assert_int_equal(ll_slurm_imex_remember(dir, &f), 0);
+	assert_int_equal(ll_slurm_imex_before(dir), -1);
+	f.imex_channels = 2;
+	assert_int_equal(ll_slurm_imex_remember(dir, &f), 0);
+	assert_int_equal(ll_slurm_imex_before(dir), 2);
+	{
+		char *path = ll_asprintf("%s/imex-channels", dir);
+		unlink(path);
+		free(path);
+	}
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_find_scontrol),
 		cmocka_unit_test(test_save_snapshot),
+		cmocka_unit_test(test_fabric_health),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,133 @@
+/* Lint of what turns multi-node NVLink (MNNVL: GB200 NVL72 and its kind) off or
+ * breaks it, on a node whose GPUs are in an NVLink fabric. From NCCL 2.30:
+ * src/init.cc tries MNNVL for a multi-node communicator unless NCCL_MNNVL_ENABLE=0;
+ * src/mnnvl.cc (ncclMnnvlCheck) gives up without cuMem (NCCL_CUMEM_ENABLE=0), or
+ * when any rank's fabric registration is not COMPLETED, and stops the job with
+ * "Check the IMEX channel configuration" when CUDA cannot export and import FABRIC
+ * handles (no IMEX channel). NCCL itself only logs the health mask; a degraded one
+ * means the links run below their peers'. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "plan-internal.h"
+
+/* A value of NAME from a profile, the environment or --set, or NULL. */
+static const char *given(const struct plan_state *s, const char *name)
+{
+	const struct ll_setting *st = ll_plan_get(s->p, name);
+
+	if (st)
+		return st->source != LL_SOURCE_PROBE && st->source != LL_SOURCE_DEFAULT ? st->value : NULL;
+	return plan_input_value(s, name, NULL, NULL);
+}
+
+static bool in_fabric(const struct ll_gpu *g)
+{
+	return g->nvfabric.state != LL_FABRIC_UNKNOWN && g->nvfabric.state != LL_FABRIC_NOT_SUPPORTED;
+}
+
+/* GPUs named in one message before "and N more". */
+#define GPUS_SHOWN 4
+
+static void add_gpu(struct ll_buf *b, size_t *n, const char *fmt, ...) LL_PRINTF(3, 4);
+
+static void add_gpu(struct ll_buf *b, size_t *n, const char *fmt, ...)
+{
+	va_list ap;
+
+	if ((*n)++ >= GPUS_SHOWN)
+		return;
+	if (b->len)
+		ll_buf_add(b, ", ");
+	va_start(ap, fmt);
+	ll_buf_vaddf(b, fmt, ap);
+	va_end(ap);
+}
+
+static void add_more(struct ll_buf *b, size_t n)
+{
+	if (n > GPUS_SHOWN)
+		ll_buf_addf(b, " and %zu more", n - GPUS_SHOWN);
+}
+
+void plan_lint_mnnvl(struct plan_state *s)
+{
+	const struct ll_facts *f = s->f;
+	struct ll_buf pending, failed, degraded;
+	size_t n_pending = 0, n_failed = 0, n_degraded = 0;
+	bool fabric = false, off = false;
+	const char *v;
+
+	for (size_t i = 0; i < s->n_gpus; i++)
+		fabric |= in_fabric(&f->gpus[s->gpus[i]]);
+	if (!fabric)
+		return;
+
+	if ((v = given(s, "NCCL_MNNVL_ENABLE")) && strcmp(v, "0") == 0) {
+		off = true;
+		plan_lint(s, LL_LINT_WARNING, "NCCL_MNNVL_ENABLE",
+			  "0 turns multi-node NVLink off: this node's GPUs would reach the rest of their NVLink "
+			  "clique over the network; unset NCCL_MNNVL_ENABLE (NCCL's default uses it where the "
+			  "fabric allows)");
+	}
+	if ((v = given(s, "NCCL_CUMEM_ENABLE")) && strcmp(v, "0") == 0) {
+		off = true;
+		plan_lint(s, LL_LINT_WARNING, "NCCL_CUMEM_ENABLE",
+			  "0 turns multi-node NVLink off (NCCL needs cuMem memory for it): this node's GPUs would "
+			  "reach the rest of their NVLink clique over the network; unset NCCL_CUMEM_ENABLE");
+	}
+	/* Without MNNVL NCCL never opens a channel: nothing to say about them then. */
+	if (!off && f->imex_channels == 0)
+		plan_lint(s, LL_LINT_WARNING, "IMEX",
+			  "no IMEX channel on this node (/dev/nvidia-caps-imex-channels/channel0 is missing): NCCL "
+			  "stops a multi-node job ('MNNVL ... is available but not working'); create it as root "
+			  "(mknod /dev/nvidia-caps-imex-channels/channel0 c MAJOR 0, MAJOR from /proc/devices), "
+			  "pass it into the container, or set NCCL_MNNVL_ENABLE=0");
+	else if (!off && f->imex_channels > 0 && f->imex_access == LL_NO)
+		plan_lint(s, LL_LINT_WARNING, "IMEX",
+			  "the IMEX channel is not readable and writable by this user: CUDA cannot import other "
+			  "nodes' memory and NCCL stops a multi-node job; make it mode 0666 (as NVIDIA's IMEX guide "
+			  "creates channel0) or give the user access");
+
+	ll_buf_init(&pending);
+	ll_buf_init(&failed);
+	ll_buf_init(&degraded);
+	for (size_t i = 0; i < s->n_gpus; i++) {
+		const struct ll_gpu *g = &f->gpus[s->gpus[i]];
+		const struct ll_gpu_fabric_info *fi = &g->nvfabric;
+
+		if (!in_fabric(g))
+			continue;
+		if (fi->state != LL_FABRIC_COMPLETED)
+			add_gpu(&pending, &n_pending, "%s (%s)", g->busid, ll_fabric_state_name(fi->state));
+		else if (fi->status != 0)
+			add_gpu(&failed, &n_failed, "%s (NVML status %d)", g->busid, fi->status);
+		else if (fi->health_mask >= 0 && LL_FABRIC_HEALTH_DEGRADED_BW(fi->health_mask))
+			add_gpu(&degraded, &n_degraded, "%s (health mask 0x%08lx)", g->busid, fi->health_mask);
+	}
+	add_more(&pending, n_pending);
+	add_more(&failed, n_failed);
+	add_more(&degraded, n_degraded);
+	if (pending.len)
+		plan_lint(s, LL_LINT_WARNING, "MNNVL",
+			  "NVLink fabric registration not completed on GPU %s: NCCL uses multi-node NVLink only when "
+			  "every GPU of the job completed it; wait for the fabric manager, or check it on the "
+			  "NVLink switch trays (nvidia-smi -q, section Fabric)",
+			  pending.s);
+	if (failed.len)
+		plan_lint(s, LL_LINT_WARNING, "MNNVL",
+			  "NVLink fabric registration failed on GPU %s: NCCL uses multi-node NVLink only when every "
+			  "GPU of the job completed it; drain the node and check nvidia-smi -q (section Fabric) "
+			  "and the fabric manager's log",
+			  failed.s);
+	if (degraded.len)
+		plan_lint(s, LL_LINT_WARNING, "MNNVL",
+			  "NVLink fabric bandwidth is degraded on GPU %s: multi-node NVLink runs slower here than on "
+			  "the other nodes; check the GPU's NVLinks and the switch trays (nvidia-smi -q, "
+			  "section Fabric)",
+			  degraded.s);
+	ll_buf_release(&pending);
+	ll_buf_release(&failed);
+	ll_buf_release(&degraded);
+}
