@@ -68,13 +68,21 @@ void ll_health_release(struct ll_health *h);
  * whose facts tell, with no profile needed: a GPU whose NVLink fabric registration
  * failed is a fault; so are IMEX channels missing where `imex_before` (> 0: how many
  * this boot's earlier Prologs saw; -1 unknown) says there were some. A registration
- * not completed yet is a note. Adds to `h` (after ll_health_check). */
-void ll_health_check_fabric(const struct ll_facts *facts, int imex_before, struct ll_health *h);
+ * not completed yet is a note. `slurm_imex`: Slurm's switch/nvidia_imex makes the
+ * channels, one per job in the job's own mount namespace, and empties the host's
+ * directory: the host's channels say nothing then, and are not checked.
+ * Adds to `h` (after ll_health_check). */
+void ll_health_check_fabric(const struct ll_facts *facts, int imex_before, bool slurm_imex, struct ll_health *h);
 /* The IMEX channel count an earlier Prolog of this boot saw (STATE_DIR/imex-channels),
  * -1 when none was recorded. */
 int ll_slurm_imex_before(const char *state_dir);
 /* Record the node's IMEX channel count when it has channels; 0 or -errno. */
 int ll_slurm_imex_remember(const char *state_dir, const struct ll_facts *facts);
+/* The value of KEY in slurm.conf at `path` (launcher/slurm/slurm-conf.c): 0 and
+ * `ret` (malloc'ed), -ENOENT when the key is absent, or -errno reading the file. */
+int ll_slurm_conf_get(const char *path, const char *key, char **ret);
+/* slurm.conf at `path` sets SwitchType=switch/nvidia_imex (false when unreadable). */
+bool ll_slurm_conf_imex_switch(const char *path);
 /* All faults joined with "; " (malloc'ed), NULL when there are none. */
 char *ll_health_faults_line(const struct ll_health *h);
 

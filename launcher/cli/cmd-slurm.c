@@ -180,6 +180,7 @@ static int prolog_child(void *data, int fd)
 	struct ll_profile_opts opts;
 	struct ll_error err = { 0 };
 	struct ll_health h;
+	bool slurm_imex;
 
 	if (ll_ctx_facts(ctx, &facts, &err) < 0) {
 		emit(fd, "error", err.message);
@@ -207,10 +208,13 @@ static int prolog_child(void *data, int fd)
 	for (size_t i = 0; i < set->n_warnings; i++)
 		emit(fd, "warning", set->warnings[i]);
 	ll_health_check(facts, &set->expect, &h);
-	ll_health_check_fabric(facts, ll_slurm_imex_before(job->o->state_dir), &h);
+	/* slurmd sets SLURM_CONF for its Prolog. */
+	slurm_imex = ll_slurm_conf_imex_switch(getenv("SLURM_CONF"));
+	ll_health_check_fabric(facts, ll_slurm_imex_before(job->o->state_dir), slurm_imex, &h);
 	/* The mark of a node that had IMEX channels; a write that fails costs only
 	 * that later check. */
-	(void)ll_slurm_imex_remember(job->o->state_dir, facts);
+	if (!slurm_imex)
+		(void)ll_slurm_imex_remember(job->o->state_dir, facts);
 	for (size_t i = 0; i < h.n_notes; i++)
 		emit(fd, "note", h.notes[i]);
 	for (size_t i = 0; i < h.n_faults; i++)

@@ -19,7 +19,7 @@ static void add(char ***v, size_t *n, char *s)
 	*(char **)ll_array_push(v, n, sizeof(char *)) = s;
 }
 
-void ll_health_check_fabric(const struct ll_facts *f, int imex_before, struct ll_health *h)
+void ll_health_check_fabric(const struct ll_facts *f, int imex_before, bool slurm_imex, struct ll_health *h)
 {
 	struct ll_buf failed, pending;
 	size_t n_failed = 0, n_pending = 0;
@@ -58,7 +58,11 @@ void ll_health_check_fabric(const struct ll_facts *f, int imex_before, struct ll
 	ll_buf_release(&failed);
 	ll_buf_release(&pending);
 
-	if (imex_before > 0 && f->imex_channels >= 0) {
+	if (slurm_imex && known)
+		add(&h->notes, &h->n_notes,
+		    ll_strdup("IMEX channels are Slurm's (SwitchType=switch/nvidia_imex): one per job, inside the "
+			      "job; the host's /dev/nvidia-caps-imex-channels is not checked"));
+	else if (imex_before > 0 && f->imex_channels >= 0) {
 		h->n_stated++;
 		h->n_checked++;
 		if (f->imex_channels == 0)

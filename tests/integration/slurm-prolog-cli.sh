@@ -94,6 +94,15 @@ cmp -s want-args scontrol-args || fail "missing IMEX channels: scontrol got: $(c
 rm -f scontrol-args state-nvl/imex-channels
 FAKE_NVML_FABRIC_STATE=2 "${NV[@]}" >/dev/null 2>err.txt || fail "registration in progress drained: $(cat err.txt)"
 [ -e scontrol-args ] && fail "registration in progress: scontrol called: $(cat scontrol-args)"
+# Slurm's switch/nvidia_imex (slurmd sets SLURM_CONF for its Prolog) empties the host's
+# channel directory and makes each job its own channel: no drain, and a note says why.
+echo 1 >state-nvl/imex-channels
+printf 'ClusterName=c\nSwitchType=switch/nvidia_imex\n' >slurm-imex.conf
+SLURM_CONF="$sp_tmp/slurm-imex.conf" "${NV[@]}" >/dev/null 2>err.txt ||
+	fail "switch/nvidia_imex: the emptied channel directory drained the node: $(cat err.txt)"
+[ -e scontrol-args ] && fail "switch/nvidia_imex: scontrol called: $(cat scontrol-args)"
+grep -qF "IMEX channels are Slurm's (SwitchType=switch/nvidia_imex)" err.txt ||
+	fail "switch/nvidia_imex: no note: $(cat err.txt)"
 
 # 6. Problems of llmlaunch itself never drain: a missing profile, a bad option, an
 #    unwritable state directory, a probe that hangs.

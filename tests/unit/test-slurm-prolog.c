@@ -113,7 +113,7 @@ static void test_fabric_health(void **state)
 		gpus[i].nvfabric.state = LL_FABRIC_COMPLETED;
 	}
 	/* Healthy: checked, nothing to say. */
-	ll_health_check_fabric(&f, 1, &h);
+	ll_health_check_fabric(&f, 1, false, &h);
 	assert_int_equal(h.n_faults, 0);
 	assert_int_equal(h.n_notes, 0);
 	assert_int_equal(h.n_checked, 2);
@@ -123,7 +123,7 @@ static void test_fabric_health(void **state)
 	gpus[0].nvfabric.status = 999;
 	gpus[1].nvfabric.state = LL_FABRIC_IN_PROGRESS;
 	f.imex_channels = 0;
-	ll_health_check_fabric(&f, 1, &h);
+	ll_health_check_fabric(&f, 1, false, &h);
 	assert_int_equal(h.n_faults, 2);
 	line = ll_health_faults_line(&h);
 	assert_string_equal(line, "NVLink fabric registration failed on GPU 0000:01:00.0 (NVML status 999); "
@@ -136,11 +136,11 @@ static void test_fabric_health(void **state)
 
 	/* A node that never had channels (or whose channels are unknown) is not drained for them. */
 	gpus[0].nvfabric.status = 0;
-	ll_health_check_fabric(&f, -1, &h);
+	ll_health_check_fabric(&f, -1, false, &h);
 	assert_int_equal(h.n_faults, 0);
 	ll_health_release(&h);
 	f.imex_channels = -1;
-	ll_health_check_fabric(&f, 1, &h);
+	ll_health_check_fabric(&f, 1, false, &h);
 	assert_int_equal(h.n_faults, 0);
 	ll_health_release(&h);
 
@@ -161,12 +161,64 @@ static void test_fabric_health(void **state)
 	rmdir(dir);
 }
 
+/* Slurm's switch/nvidia_imex empties the host's channel directory and gives each job
+ * its own channel: no IMEX drain, and a note that says why. */
+static void test_fabric_health_slurm_imex(void **state)
+{
+	struct ll_gpu gpu = { .busid = "0000:01:00.0", .vendor = LL_GPU_VENDOR_NVIDIA };
+	struct ll_facts f = { .gpus = &gpu, .n_gpus = 1, .gpus_known = true, .imex_channels = 0 };
+	struct ll_health h = { 0 };
+
+	(void)state;
+	gpu.nvfabric.state = LL_FABRIC_COMPLETED;
+	ll_health_check_fabric(&f, 1, true, &h);
+	assert_int_equal(h.n_faults, 0);
+	assert_int_equal(h.n_notes, 1);
+	assert_string_equal(h.notes[0], "IMEX channels are Slurm's (SwitchType=switch/nvidia_imex): one per job, "
+					"inside the job; the host's /dev/nvidia-caps-imex-channels is not checked");
+	ll_health_release(&h);
+}
+
+static void test_slurm_conf(void **state)
+{
+	char path[] = "/tmp/ll-test-slurmconf-XXXXXX";
+	int fd = mkstemp(path);
+	char *v = NULL;
+	static const char conf[] = "# SwitchType=switch/none in a comment\n"
+				   "ClusterName=c1\n"
+				   "  switchtype=switch/none   # an earlier value\n"
+				   "NodeName=n[1-4] CPUs=8 State=UNKNOWN\n"
+				   "SwitchType=switch/nvidia_imex SwitchParameters=imex_channel_count=2048\n";
+
+	(void)state;
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, conf, sizeof(conf) - 1), (ssize_t)(sizeof(conf) - 1));
+	close(fd);
+	assert_int_equal(ll_slurm_conf_get(path, "SwitchType", &v), 0);
+	assert_string_equal(v, "switch/nvidia_imex");
+	free(v);
+	assert_int_equal(ll_slurm_conf_get(path, "SwitchParameters", &v), 0);
+	assert_string_equal(v, "imex_channel_count=2048");
+	free(v);
+	assert_int_equal(ll_slurm_conf_get(path, "State", &v), 0); /* a key inside a NodeName line */
+	free(v);
+	assert_int_equal(ll_slurm_conf_get(path, "MpiDefault", &v), -ENOENT);
+	assert_null(v);
+	assert_true(ll_slurm_conf_imex_switch(path));
+	unlink(path);
+	assert_false(ll_slurm_conf_imex_switch(path));
+	assert_false(ll_slurm_conf_imex_switch(NULL));
+	assert_int_equal(ll_slurm_conf_get(path, "SwitchType", &v), -ENOENT);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_find_scontrol),
 		cmocka_unit_test(test_save_snapshot),
 		cmocka_unit_test(test_fabric_health),
+		cmocka_unit_test(test_fabric_health_slurm_imex),
+		cmocka_unit_test(test_slurm_conf),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
