@@ -51,6 +51,37 @@ static void add_more(struct ll_buf *b, size_t n)
 		ll_buf_addf(b, " and %zu more", n - GPUS_SHOWN);
 }
 
+/* The agreement files a node under its first registered GPU's clique (agree-clique.c);
+ * NCCL pairs ranks by each GPU's own. A node whose GPUs disagree is a fabric partition
+ * the fabric manager set up wrongly (an NVL72 tray's GPUs share one clique). */
+static void split_clique_lint(struct plan_state *s)
+{
+	const struct ll_facts *f = s->f;
+	const struct ll_gpu *first = NULL;
+
+	for (size_t i = 0; i < s->n_gpus; i++) {
+		const struct ll_gpu *g = &f->gpus[s->gpus[i]];
+		const struct ll_gpu_fabric_info *fi = &g->nvfabric;
+
+		if (fi->state != LL_FABRIC_COMPLETED || fi->status != 0 || !fi->cluster_uuid || fi->clique_id < 0)
+			continue;
+		if (!first) {
+			first = g;
+			continue;
+		}
+		if (strcmp(fi->cluster_uuid, first->nvfabric.cluster_uuid) != 0 || fi->clique_id != first->nvfabric.clique_id) {
+			plan_lint(s, LL_LINT_WARNING, "MNNVL",
+				  "this node's GPUs are in different NVLink cliques (GPU %s: clique %ld of domain %s, GPU "
+				  "%s: clique %ld of domain %s): the agreement orders nodes by the first GPU's clique and "
+				  "NCCL puts the others' traffic on the network; check the fabric manager's partitions "
+				  "(nvidia-smi -q, section Fabric)",
+				  first->busid, first->nvfabric.clique_id, first->nvfabric.cluster_uuid, g->busid,
+				  fi->clique_id, fi->cluster_uuid);
+			return;
+		}
+	}
+}
+
 void plan_lint_mnnvl(struct plan_state *s)
 {
 	const struct ll_facts *f = s->f;
@@ -106,6 +137,7 @@ void plan_lint_mnnvl(struct plan_state *s)
 		else if (fi->health_mask >= 0 && LL_FABRIC_HEALTH_DEGRADED_BW(fi->health_mask))
 			add_gpu(&degraded, &n_degraded, "%s (health mask 0x%08lx)", g->busid, fi->health_mask);
 	}
+	split_clique_lint(s);
 	add_more(&pending, n_pending);
 	add_more(&failed, n_failed);
 	add_more(&degraded, n_degraded);

@@ -1250,6 +1250,20 @@ static void t_mnnvl_lints(void **state)
 	ll_plan_free(p);
 	fx_free(x);
 
+	/* One GPU in another clique than the rest of the node. */
+	x = fx_nvl72();
+	x->gpus[3].nvfabric.clique_id = 2;
+	p = fx_plan(x);
+	assert_int_equal(lints_on(p, "MNNVL"), 1);
+	assert_string_equal(lint_message(p, "MNNVL", 0),
+			    "this node's GPUs are in different NVLink cliques (GPU 0000:10:00.0: clique 1 of domain "
+			    "c1000000-0000-0000-0000-000000000001, GPU 0000:40:00.0: clique 2 of domain "
+			    "c1000000-0000-0000-0000-000000000001): the agreement orders nodes by the first GPU's clique "
+			    "and NCCL puts the others' traffic on the network; check the fabric manager's partitions "
+			    "(nvidia-smi -q, section Fabric)");
+	ll_plan_free(p);
+	fx_free(x);
+
 	/* Every GPU pending: four named, then a count. */
 	x = fx_nvl72();
 	for (int g = 0; g < 4; g++)
