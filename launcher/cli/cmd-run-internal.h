@@ -1,6 +1,6 @@
 /* Internal to `llmlaunch run`, which is split by stage: what the command line asks
  * for (cmd-run-options.c), the checks made before anything is planned or started
- * (cmd-run-preflight.c), and planning, agreeing, launching and supervising (cmd-run.c). */
+ * (cmd-run-checks.c), and planning, agreeing, launching and supervising (cmd-run.c). */
 #ifndef LLMLAUNCH_CMD_RUN_INTERNAL_H
 #define LLMLAUNCH_CMD_RUN_INTERNAL_H
 
@@ -40,7 +40,7 @@ void run_options_release(struct run_options *o);
 /* The last torchrun option `name` (underscore spelling) the user gave, or NULL. */
 const struct ll_torchrun_arg *run_user_arg(const struct run_options *o, const char *name);
 
-/* ---- cmd-run-preflight.c -------------------------------------------------------- */
+/* ---- cmd-run-checks.c ----------------------------------------------------------- */
 
 /* The script exists (a module, or a --no-python program found on PATH, is taken on
  * trust); a missing one that looks like a mistyped command gets a hint. */
