@@ -1,0 +1,183 @@
+#!/usr/bin/env python3
+"""llmlaunch's preflight check: the measuring half (docs/check.md).
+
+llmlaunch starts this script through torchrun like any job (`llmlaunch check`,
+`llmlaunch run --preflight`), over the world, interfaces and NCCL variables the real
+job gets. It only measures; llmlaunch decides. Every node's local rank 0 writes one
+JSON object per line to --out (llmlaunch reads it with jansson):
+
+    {"phase": "allreduce", "step": 1, "of": 3}          progress, as it goes
+    {"check": 1, "backend": "gloo", "world": 4, "nnodes": 4, "nproc": 1, "rounds": 2}
+    {"node": 0, "name": "n1"}                            every node, by node rank
+    {"allreduce": {"bytes": 1048576, "iters": 10, "time_us": [..]}}   per size
+    {"pair": {"round": 0, "node": 0, "bytes": B, "time_us": T, "lat_us": L}}   per node and round
+    {"end": true}
+
+Times are what was measured, never a verdict:
+- all-reduce: each repetition is the mean time of `iters` all-reduces after a
+  warm-up (as nccl-tests times them), the slowest rank's (a MAX all-reduce of the
+  times); one value per repetition.
+- a pair (this node and its partner in a round, as llmlaunch scheduled them): every
+  local rank exchanges `bytes` with the same local rank of the partner node, both
+  directions at once, `iters` times; time_us is the median over repetitions of one
+  exchange, this node's slowest rank. lat_us is half a round trip of 8 bytes
+  (median over repetitions), the slowest rank's.
+A node with no partner in a round waits at the round's barrier.
+"""
+import argparse
+import json
+import os
+import socket
+import statistics
+import sys
+import time
+
+
+def parse_args():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--out", required=True, help="file for this node's results (local rank 0 writes it)")
+    p.add_argument("--node-name", required=True, help="this node's name, as the launcher knows it")
+    p.add_argument("--partners", default="", help="partner node rank per round, -1 for none: '1,3'")
+    p.add_argument("--sizes", default="8,1048576", help="all-reduce sizes in bytes")
+    p.add_argument("--pair-bytes", type=int, default=1 << 20)
+    p.add_argument("--iters", type=int, default=5)
+    p.add_argument("--reps", type=int, default=5)
+    p.add_argument("--lat-iters", type=int, default=20)
+    return p.parse_args()
+
+
+def main():
+    args = parse_args()
+    import torch
+    import torch.distributed as dist
+
+    local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+    nproc = int(os.environ.get("LOCAL_WORLD_SIZE", "1"))
+    use_cuda = torch.cuda.is_available() and local_rank < torch.cuda.device_count()
+    if use_cuda:
+        torch.cuda.set_device(local_rank)
+        dev = torch.device("cuda", local_rank)
+    else:
+        dev = torch.device("cpu")
+    backend = "nccl" if use_cuda else "gloo"
+    dist.init_process_group(backend)
+    rank, world = dist.get_rank(), dist.get_world_size()
+    node = rank // nproc
+    nnodes = world // nproc
+    partners = [int(x) for x in args.partners.split(",") if x != ""]
+    sizes = [int(x) for x in args.sizes.split(",") if x != ""]
+    writer = local_rank == 0
+    out = open(args.out, "w", buffering=1) if writer else None
+
+    def emit(obj):
+        if out:
+            out.write(json.dumps(obj, separators=(",", ":")) + "\n")
+
+    def sync():
+        if use_cuda:
+            torch.cuda.synchronize()
+
+    def slowest(values):
+        """The largest value of every rank, element by element."""
+        t = torch.tensor(values, dtype=torch.float64, device=dev)
+        dist.all_reduce(t, op=dist.ReduceOp.MAX)
+        return t.tolist()
+
+    steps = len(sizes) + len(partners) + 1
+    step = 0
+
+    def progress(phase):
+        nonlocal step
+        step += 1
+        emit({"phase": phase, "step": step, "of": steps})
+
+    # ---- the whole job's all-reduce, a few sizes ----
+    results = []
+    for size in sizes:
+        progress("allreduce")
+        buf = torch.ones(max(1, size // 4), dtype=torch.float32, device=dev)
+        dist.all_reduce(buf)  # warm-up: connections, algorithm selection
+        sync()
+        reps = []
+        for _ in range(args.reps):
+            dist.barrier()
+            sync()
+            t0 = time.perf_counter()
+            for _ in range(args.iters):
+                dist.all_reduce(buf)
+            sync()
+            reps.append((time.perf_counter() - t0) / args.iters * 1e6)
+        results.append({"bytes": buf.numel() * 4, "iters": args.iters, "time_us": slowest(reps)})
+
+    # ---- pairs: this node's partner per round, every local rank with its twin ----
+    big_send = torch.ones(max(1, args.pair_bytes // 4), dtype=torch.float32, device=dev)
+    big_recv = torch.empty_like(big_send)
+    small_send = torch.ones(2, dtype=torch.float32, device=dev)
+    small_recv = torch.empty_like(small_send)
+    mine = []  # per round: [time_us, lat_us], 0 without a partner
+    for r, pnode in enumerate(partners):
+        progress("pairs")
+        dist.barrier()
+        if pnode < 0:
+            mine.append([0.0, 0.0])
+            continue
+        peer = pnode * nproc + local_rank
+
+        def exchange(s, rbuf):
+            ops = [dist.P2POp(dist.isend, s, peer), dist.P2POp(dist.irecv, rbuf, peer)]
+            for w in dist.batch_isend_irecv(ops):
+                w.wait()
+
+        exchange(big_send, big_recv)  # warm-up: the pair's connection
+        times, lats = [], []
+        for _ in range(args.reps):
+            sync()
+            t0 = time.perf_counter()
+            for _ in range(args.iters):
+                exchange(big_send, big_recv)
+            sync()
+            times.append((time.perf_counter() - t0) / args.iters * 1e6)
+            t0 = time.perf_counter()
+            for _ in range(args.lat_iters):
+                exchange(small_send, small_recv)
+            sync()
+            lats.append((time.perf_counter() - t0) / args.lat_iters * 1e6)
+        mine.append([statistics.median(times), statistics.median(lats)])
+
+    # ---- every node's figures, to every node ----
+    progress("gather")
+    flat = [x for pair in mine for x in pair]
+    name = args.node_name.encode()[:63]
+    mine_t = torch.tensor(flat + [float(b) for b in name.ljust(64, b"\0")], dtype=torch.float64, device=dev)
+    gathered = [torch.empty_like(mine_t) for _ in range(world)]
+    dist.all_gather(gathered, mine_t)
+    rows = [g.tolist() for g in gathered]
+    dist.barrier()
+    dist.destroy_process_group()
+    if not writer:
+        return 0
+
+    rounds = len(partners)
+    emit({"check": 1, "backend": backend, "world": world, "nnodes": nnodes, "nproc": nproc, "rounds": rounds,
+          "host": socket.gethostname()})
+    for n in range(nnodes):
+        raw = bytes(int(b) for b in rows[n * nproc][2 * rounds:]).rstrip(b"\0")
+        emit({"node": n, "name": raw.decode(errors="replace")})
+    for res in results:
+        emit({"allreduce": res})
+    # Each node's view of its exchange per round, its slowest local rank; llmlaunch
+    # knows the schedule and puts the two views of a pair together.
+    for r in range(rounds):
+        for n in range(nnodes):
+            mine_rows = rows[n * nproc:(n + 1) * nproc]
+            t = max(row[2 * r] for row in mine_rows)
+            if t > 0:
+                emit({"pair": {"round": r, "node": n, "bytes": big_send.numel() * 4, "time_us": t,
+                               "lat_us": max(row[2 * r + 1] for row in mine_rows)}})
+    emit({"end": True})
+    out.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
