@@ -36,7 +36,8 @@ struct ll_check_params {
 	int iters, reps, lat_iters;
 };
 /* Defaults: GPUs get sizes up to 256 MiB and 64 MiB pairs (bandwidth shows only at
- * large messages); CPUs (gloo) 8 B and 1 MiB, with 4 MiB pairs. */
+ * large messages), 5 iterations of 5 repetitions; CPUs (gloo) 8 B and 1 MiB, with
+ * 1 MiB pairs and 3 iterations. */
 void ll_check_params_default(struct ll_check_params *p, bool gpus);
 
 /* A link model for the simulation: per-message latency and bandwidth of one node's

@@ -48,6 +48,11 @@ int run_check_script(const struct run_options *o, struct ll_error *err);
 /* The plan has no lint that says the job cannot work (a locked-memory limit RDMA
  * registration cannot live with): else -EPERM, with that lint as the message. */
 int run_check_plan(const struct ll_plan *plan, struct ll_error *err);
+/* --python, else $LLMLAUNCH_PYTHON, else a profile's "python" (plan NULL: none yet),
+ * else python3. */
+const char *run_choose_python(const char *given, const struct ll_plan *plan);
+/* llmlaunch's own path (malloc'ed), NULL with err set. */
+char *run_self_exe(struct ll_error *err);
 /* Find an interpreter as execvp would; *ret malloc'ed. */
 int run_find_program(const char *name, char **ret, struct ll_error *err);
 /* Start checking that `python` can import torch; the interpreter's start-up (~20 ms)

@@ -21,8 +21,6 @@
 
 extern char **environ;
 
-#define DEFAULT_PYTHON "python3"
-
 /* ---- output ---- */
 
 /* The dry run prints a sh script that does what the launch would do. */
@@ -91,19 +89,6 @@ static void notify_stderr(void *data, const char *message)
 	ll_errorf("%s", message);
 }
 
-static char *self_exe(struct ll_error *err)
-{
-	char buf[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-
-	if (n < 0) {
-		ll_error_set(err, -errno, "cannot find llmlaunch's own path in '/proc/self/exe': %s", strerror(errno));
-		return NULL;
-	}
-	buf[n] = 0;
-	return ll_strdup(buf);
-}
-
 /* ---- the NCCL log watcher ---- */
 
 static int watch_nccl(void *data)
@@ -138,21 +123,6 @@ static void nccl_logs_done(const char *dir, bool keep)
 	closedir(d);
 }
 
-/* --python, else $LLMLAUNCH_PYTHON, else a profile's "python", else python3. */
-static const char *choose_python(const struct run_options *o, const struct ll_plan *plan)
-{
-	const char *env = getenv("LLMLAUNCH_PYTHON");
-	const char *planned = ll_plan_value(plan, "python");
-
-	if (o->python)
-		return o->python;
-	if (env && *env)
-		return env;
-	if (planned && *planned)
-		return planned;
-	return DEFAULT_PYTHON;
-}
-
 int cmd_run(int argc, char **argv, struct ll_ctx *ctx)
 {
 	struct run_options o = { .grace_s = DEFAULT_GRACE_S };
@@ -183,12 +153,12 @@ int cmd_run(int argc, char **argv, struct ll_ctx *ctx)
 	/* Only a real launch pays for starting the interpreter (~20 ms), and it starts
 	 * now so that it overlaps the probe; a profile's choice of interpreter (known
 	 * after planning) makes it start again. */
-	if (!o.dry_run && run_find_program(choose_python(&o, NULL), &early_python, NULL) == 0)
+	if (!o.dry_run && run_find_program(run_choose_python(o.python, NULL), &early_python, NULL) == 0)
 		run_torch_check_start(early_python, &early_check);
 	r = ll_ctx_plan(ctx, &o.plan, environ, &plan, NULL, &err);
 	if (r < 0)
 		goto fail;
-	r = run_find_program(choose_python(&o, plan), &python, &err);
+	r = run_find_program(run_choose_python(o.python, plan), &python, &err);
 	if (r < 0) {
 		ll_error_hint(&err, "choose the interpreter with --python PATH or LLMLAUNCH_PYTHON");
 		goto fail;
@@ -203,7 +173,7 @@ int cmd_run(int argc, char **argv, struct ll_ctx *ctx)
 	if (r < 0)
 		goto fail;
 
-	self = self_exe(&err);
+	self = run_self_exe(&err);
 	if (!self)
 		goto fail;
 	/* torchrun writes below --log_dir; a per-job directory keeps two jobs apart and
