@@ -10,7 +10,7 @@ JSON object per line to --out (llmlaunch reads it with jansson):
     {"check": 1, "backend": "gloo", "world": 4, "nnodes": 4, "nproc": 1, "rounds": 2}
     {"node": 0, "name": "n1"}                            every node, by node rank
     {"allreduce": {"bytes": 1048576, "iters": 10, "time_us": [..]}}   per size
-    {"pair": {"round": 0, "node": 0, "bytes": B, "time_us": T, "lat_us": L}}   per node and round
+    {"pair": {"round": 0, "node": 0, "bytes": B, "iters": 3, "time_us": [..], "lat_us": [..]}}
     {"end": true}
 
 Times are what was measured, never a verdict:
@@ -19,9 +19,9 @@ Times are what was measured, never a verdict:
   times); one value per repetition.
 - a pair (this node and its partner in a round, as llmlaunch scheduled them): every
   local rank exchanges `bytes` with the same local rank of the partner node, both
-  directions at once, `iters` times; time_us is the median over repetitions of one
-  exchange, this node's slowest rank. lat_us is half a round trip of 8 bytes
-  (median over repetitions), the slowest rank's.
+  directions at once, `iters` times a repetition; time_us holds each repetition's
+  mean time of one exchange, this node's slowest rank. lat_us likewise for an
+  exchange of 8 bytes (`lat_iters` a repetition).
 A node with no partner in a round waits at the round's barrier.
 """
 import argparse
@@ -114,12 +114,12 @@ def main():
     big_recv = torch.empty_like(big_send)
     small_send = torch.ones(2, dtype=torch.float32, device=dev)
     small_recv = torch.empty_like(small_send)
-    mine = []  # per round: [time_us, lat_us], 0 without a partner
+    mine = []  # per round: reps x [time_us, lat_us], 0 without a partner
     for r, pnode in enumerate(partners):
         progress("pairs")
         dist.barrier()
         if pnode < 0:
-            mine.append([0.0, 0.0])
+            mine.append([0.0, 0.0] * args.reps)
             continue
         peer = pnode * nproc + local_rank
 
@@ -129,24 +129,25 @@ def main():
                 w.wait()
 
         exchange(big_send, big_recv)  # warm-up: the pair's connection
-        times, lats = [], []
+        row = []
         for _ in range(args.reps):
             sync()
             t0 = time.perf_counter()
             for _ in range(args.iters):
                 exchange(big_send, big_recv)
             sync()
-            times.append((time.perf_counter() - t0) / args.iters * 1e6)
+            row.append((time.perf_counter() - t0) / args.iters * 1e6)
             t0 = time.perf_counter()
             for _ in range(args.lat_iters):
                 exchange(small_send, small_recv)
             sync()
-            lats.append((time.perf_counter() - t0) / args.lat_iters * 1e6)
-        mine.append([statistics.median(times), statistics.median(lats)])
+            row.append((time.perf_counter() - t0) / args.lat_iters * 1e6)
+        mine.append(row)
 
     # ---- every node's figures, to every node ----
     progress("gather")
-    flat = [x for pair in mine for x in pair]
+    flat = [x for row in mine for x in row]
+    per_round = 2 * args.reps
     name = args.node_name.encode()[:63]
     mine_t = torch.tensor(flat + [float(b) for b in name.ljust(64, b"\0")], dtype=torch.float64, device=dev)
     gathered = [torch.empty_like(mine_t) for _ in range(world)]
@@ -161,19 +162,23 @@ def main():
     emit({"check": 1, "backend": backend, "world": world, "nnodes": nnodes, "nproc": nproc, "rounds": rounds,
           "host": socket.gethostname()})
     for n in range(nnodes):
-        raw = bytes(int(b) for b in rows[n * nproc][2 * rounds:]).rstrip(b"\0")
+        raw = bytes(int(b) for b in rows[n * nproc][per_round * rounds:]).rstrip(b"\0")
         emit({"node": n, "name": raw.decode(errors="replace")})
     for res in results:
         emit({"allreduce": res})
-    # Each node's view of its exchange per round, its slowest local rank; llmlaunch
-    # knows the schedule and puts the two views of a pair together.
+    # Each node's view of its exchange per round and repetition, its slowest local
+    # rank; llmlaunch knows the schedule, puts the two views of a pair together and
+    # decides what the repetitions mean.
     for r in range(rounds):
         for n in range(nnodes):
             mine_rows = rows[n * nproc:(n + 1) * nproc]
-            t = max(row[2 * r] for row in mine_rows)
-            if t > 0:
-                emit({"pair": {"round": r, "node": n, "bytes": big_send.numel() * 4, "time_us": t,
-                               "lat_us": max(row[2 * r + 1] for row in mine_rows)}})
+            base = per_round * r
+            times = [max(row[base + 2 * k] for row in mine_rows) for k in range(args.reps)]
+            if min(times) <= 0:
+                continue
+            lats = [max(row[base + 2 * k + 1] for row in mine_rows) for k in range(args.reps)]
+            emit({"pair": {"round": r, "node": n, "bytes": big_send.numel() * 4, "iters": args.iters,
+                           "time_us": times, "lat_us": lats}})
     emit({"end": True})
     out.close()
     return 0

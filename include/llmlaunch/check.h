@@ -77,7 +77,8 @@ struct ll_check_size {
 struct ll_check_node {
 	char *name;
 	double pair_gbps[3];        /* per round: bytes each way of this node's ranks / the
-				       slower view of the pair; -1: no pair that round */
+				       slower view of the pair (each view: its best
+				       repetition); -1: no pair that round */
 	double pair_lat_us[3];
 	double gbps;                /* the node's figure: its best pair (-1: none) */
 	double lat_us;              /* its best pair's latency (-1: none) */

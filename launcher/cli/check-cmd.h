@@ -24,7 +24,7 @@ struct ll_check_cli {
 };
 
 enum {
-	LL_OPT_ON_SLOW = 0x1300,
+	LL_OPT_ON_SLOW = 0x300, /* below LL_OPT_TOPOLOGY: a command's own options */
 	LL_OPT_EXCLUDE_FILE,
 	LL_OPT_DRAIN,
 	LL_OPT_CHECK_TIMEOUT,
