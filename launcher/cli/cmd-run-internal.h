@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "check-cmd.h"
 #include "llmlaunch/cli.h"
 #include "llmlaunch/launch.h"
 #include "llmlaunch/nccl-watch.h"
@@ -28,6 +29,8 @@ struct run_options {
 	char **script_args;
 	size_t n_script_args;
 	struct ll_agree_options agree;  /* --agree-timeout, --strict */
+	bool preflight;                 /* --preflight: the check first (check-run.c) */
+	struct ll_check_cli check;      /* --on-slow, --exclude-file, --drain, --check-timeout */
 };
 
 /* ---- cmd-run-options.c ---------------------------------------------------------- */

@@ -127,6 +127,7 @@ int cmd_run(int argc, char **argv, struct ll_ctx *ctx)
 {
 	struct run_options o = { .grace_s = DEFAULT_GRACE_S };
 	_cleanup_(ll_plan_freep) struct ll_plan *plan = NULL;
+	_cleanup_(ll_profile_set_freep) struct ll_profile_set *profiles = NULL;
 	_cleanup_(ll_launch_freep) struct ll_launch *launch = NULL;
 	_cleanup_free_ char *early_python = NULL;
 	pid_t early_check = 0;
@@ -155,7 +156,7 @@ int cmd_run(int argc, char **argv, struct ll_ctx *ctx)
 	 * after planning) makes it start again. */
 	if (!o.dry_run && run_find_program(run_choose_python(o.python, NULL), &early_python, NULL) == 0)
 		run_torch_check_start(early_python, &early_check);
-	r = ll_ctx_plan(ctx, &o.plan, environ, &plan, NULL, &err);
+	r = ll_ctx_plan(ctx, &o.plan, environ, &plan, o.preflight ? &profiles : NULL, &err);
 	if (r < 0)
 		goto fail;
 	r = run_find_program(run_choose_python(o.python, plan), &python, &err);
@@ -260,6 +261,27 @@ int cmd_run(int argc, char **argv, struct ll_ctx *ctx)
 	early_check = 0; /* reaped */
 	if (r < 0)
 		goto fail_dir;
+	if (o.preflight) {
+		/* Only --preflight pays for this: a plain run starts as before. */
+		struct ll_check_request creq = {
+			.plan = plan,
+			.cluster = &cluster,
+			.facts = ctx->facts,
+			.expect = profiles ? &profiles->expect : NULL,
+			.self_exe = self,
+			.python = python,
+			.nproc_per_node = o.plan.nproc_per_node,
+			/* the job's own port stays the job's: the check's store must be gone
+			 * before any node's job connects, and nodes finish the check apart */
+			.port_offset = 1,
+			.report = stderr,
+			.cli = &o.check,
+		};
+
+		r = ll_cli_check(&creq, &err);
+		if (r < 0)
+			goto fail_dir;
+	}
 
 	fflush(stdout);
 	fflush(stderr);

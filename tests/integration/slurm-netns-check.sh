@@ -2,10 +2,11 @@
 # The preflight check on 4 emulated nodes with a network each
 # (tests/lib/slurm-netns-cluster.sh), through srun --mpi=pmix and real gloo:
 #   1. nothing slowed: the check names no node (the no-false-positive case);
-#   2. n3's data link at 200 Mbit/s both ways (tc tbf on its veth): the check names
-#      exactly n3, with its figure against the job's median, and --on-slow exclude
-#      writes "n3" (Slurm hostlist syntax) to the exclude file and exits 1 on every node;
-#   3. the same in text: node 0's report says SLOW for n3 and no other node.
+#   2. n3's data link at 200 Mbit/s both ways (tc tbf on its veth): node 0's report
+#      names exactly n3, with its figure against the job's median, and --on-slow
+#      exclude writes "n3" (Slurm hostlist syntax) to the exclude file; every node
+#      exits 1 and says the job was not started.
+# Only node 0 prints the report. The figures' noise on a 2-core machine: docs/check.md.
 set -u
 . "$LL_SRCDIR/tests/lib/agree-test.sh"
 . "$LL_SRCDIR/tests/lib/slurm-netns-cluster.sh"
@@ -41,31 +42,24 @@ echo "clean: no node named ($((SECONDS - start)) s)"
 
 slurm_netns_slow n3 200mbit || fail "tc could not slow n3's link"
 start=$SECONDS
-check --json --on-slow exclude --exclude-file "$agree_tmp/exclude.txt"
-got=$(named "$agree_tmp/out-0.txt")
-[ "$got" = n3 ] || fail "n3 slowed, but the check named '$got': $(cat "$agree_tmp/out-0.txt")"
+check --on-slow exclude --exclude-file "$agree_tmp/exclude.txt"
+report=$(cat "$agree_tmp/out-0.txt")
+grep -q '^verdict: 1 node named: n3$' "$agree_tmp/out-0.txt" || fail "n3 slowed, but node 0 reported: $report"
+[ "$(grep -c 'SLOW' "$agree_tmp/out-0.txt")" = 1 ] || fail "the report names more than n3: $report"
+grep -q "^  n3 .*SLOW: .* GB/s, below .* GB/s (70% of the job's median .* GB/s); 0\.[0-9]* of the median" \
+	"$agree_tmp/out-0.txt" || fail "n3's line has no figure against the median: $report"
 [ $rc != 0 ] || fail "--on-slow exclude: srun exited 0"
 [ "$(grep -c "task [0-3]: Exited with exit code 1" "$agree_tmp/srun.err")" = 4 ] ||
 	fail "expected every node to exit 1: $(cat "$agree_tmp/srun.err")"
 [ "$(cat "$agree_tmp/exclude.txt" 2>/dev/null)" = n3 ] || fail "exclude file: '$(cat "$agree_tmp/exclude.txt" 2>&1)'"
 grep -q "wrote them to '$agree_tmp/exclude.txt'; the job was not started" "$agree_tmp/err-0.txt" ||
 	fail "node 0 did not say what it wrote: $(cat "$agree_tmp/err-0.txt")"
-python3 - "$agree_tmp/out-0.txt" <<'PY' || fail "n3's figure against the median: $(cat "$agree_tmp/out-0.txt")"
-import json, sys
-r = json.load(open(sys.argv[1]))
-n3 = [n for n in r["per_node"] if n["name"] == "n3"][0]
-assert n3["slow"] and "of the median" in n3["why"], n3
-assert n3["gbps"] < 0.7 * r["pairs"]["median_gbps"], (n3, r["pairs"])
-assert r["thresholds"]["node_gbps"]["source"].startswith("70% of the job's median"), r["thresholds"]
-assert r["exclude"] == "n3" and r["ok"] is False
-PY
-echo "slowed n3: named n3, excluded ($((SECONDS - start)) s): $(grep -o '"why": "[^"]*"' "$agree_tmp/out-0.txt")"
-
-check --on-slow warn
-[ $rc = 0 ] || fail "--on-slow warn exited $rc"
-grep -q '^  n3 .*SLOW: ' "$agree_tmp/out-0.txt" || fail "text report without n3 SLOW: $(cat "$agree_tmp/out-0.txt")"
-[ "$(grep -c 'SLOW' "$agree_tmp/out-0.txt")" = 1 ] || fail "text report names more than n3: $(cat "$agree_tmp/out-0.txt")"
-grep -q 'preflight check named 1 node: n3' "$agree_tmp/err-0.txt" || fail "no warning: $(cat "$agree_tmp/err-0.txt")"
+for t in 1 2 3; do
+	[ ! -s "$agree_tmp/out-$t.txt" ] || fail "node $t printed a report too"
+	grep -q "preflight check named 1 node: n3; the job was not started (--on-slow exclude)" "$agree_tmp/err-$t.txt" ||
+		fail "node $t did not stop: $(cat "$agree_tmp/err-$t.txt")"
+done
 slurm_netns_unslow n3
-cat "$agree_tmp/out-0.txt"
+echo "slowed n3: named n3 and only it, excluded ($((SECONDS - start)) s)"
+echo "$report"
 echo "ok: the check names a slowed node and only it, and excludes it"
