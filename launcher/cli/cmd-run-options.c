@@ -54,10 +54,8 @@ static void usage(FILE *f)
 		"                         later (default 15)\n"
 		"  --on-fallback warn|stop  when NCCL's logs show it fell back to sockets where the\n"
 		"                         plan expected InfiniBand or RoCE: warn (default) or stop\n"
-		"  --preflight            first run 'llmlaunch check' over the same world (a short\n"
-		"                         collective job, docs/check.md); with --on-slow stop or\n"
-		"                         exclude a slow or broken node keeps the job from starting\n"
-		LL_CHECK_HELP
+		"  --preflight            first run 'llmlaunch check' over the same world; its\n"
+		"                         --on-slow, --exclude-file, --drain, --check-timeout apply\n"
 		LL_COMMON_HELP
 		LL_AGREE_HELP
 		"  -h, --help        show this help\n"
