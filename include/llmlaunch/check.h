@@ -58,9 +58,10 @@ struct ll_check_estimate {
 	size_t gather_bytes;        /* what each node receives at the end */
 };
 /* Simulate the schedule's rounds for n nodes under the model: each round is as long as
- * its slowest pair (all pairs of a round run at once) plus a barrier (a tree: 2 log2
- * steps); an all-reduce takes the faster of a ring (2(w-1) steps of size/w) and a tree
- * (2 log2 w steps of the whole size), as NCCL picks between them. Pure. */
+ * its slowest pair (all pairs of a round run at once) plus a barrier (a tree: 2 log2 w
+ * steps); an all-reduce takes the faster of a pipelined ring (2(w-1) latencies, the data
+ * twice through each node's links) and a pipelined tree (2 log2 w latencies, the same
+ * data), as NCCL picks between them. Pure. */
 void ll_check_estimate(size_t n, const struct ll_check_params *p, const struct ll_check_model *m,
 		       struct ll_check_estimate *ret);
 

@@ -77,8 +77,10 @@ static double allreduce_us(double w, double bytes, const struct ll_check_model *
 
 	if (w <= 1)
 		return 0;
+	/* both pipelined: the data crosses each link twice (reduce, then broadcast), the
+	 * latency is a step per rank around the ring, a step per level of the tree */
 	ring = 2 * (w - 1) * m->alpha_us + 2 * (w - 1) / w * bytes / bw;
-	tree = tree_steps(w) * (m->alpha_us + bytes / bw);
+	tree = tree_steps(w) * m->alpha_us + 2 * bytes / bw;
 	return ring < tree ? ring : tree;
 }
 

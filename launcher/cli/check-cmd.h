@@ -43,7 +43,7 @@ enum {
 	"  --drain           with exclude: also drain the nodes (scontrol; needs a user Slurm\n"  \
 	"                    lets drain nodes: the site's choice)\n"                              \
 	"  --check-timeout S stop the check after S seconds (default: torchrun's rendezvous\n"   \
-	"                    deadline + 60 s + 3 times the simulated measurement)\n"
+	"                    deadline + 60 s + 10 times the simulated measurement, >= 60 s)\n"
 
 /* Handle one of the options above: 1 handled, 0 not one of them, -EINVAL (reported). */
 int ll_check_cli_option(struct ll_check_cli *o, int opt, const char *arg);

@@ -21,10 +21,12 @@ extern char **environ;
 
 #define CHECK_SCRIPT "llmlaunch_check.py"
 #define CHECK_OUT_MAX (64u << 20)
-/* The model the default deadline assumes: slow sockets, so that a real network is
- * always inside it (docs/check.md). */
-#define DEADLINE_ALPHA_US 100.0
-#define DEADLINE_NODE_GBPS 0.5
+/* The default deadline: torchrun's rendezvous deadline, a minute for NCCL's
+ * initialisation, and ten times the simulated measurement (at least a minute) under
+ * the model of bench/check-cost.c for the node's kind (docs/check.md). */
+#define DEADLINE_INIT_S 60.0
+#define DEADLINE_FACTOR 10.0
+#define DEADLINE_MIN_MEASURE_S 60.0
 
 int ll_check_cli_option(struct ll_check_cli *o, int opt, const char *arg)
 {
@@ -346,7 +348,8 @@ int ll_cli_check(const struct ll_check_request *req, struct ll_error *err)
 	size_t nnodes = cl->nnodes > 0 ? (size_t)cl->nnodes : 1;
 	bool gpus = req->facts && req->facts->n_gpus > 0;
 	struct ll_check_params params;
-	struct ll_check_model model = { .alpha_us = DEADLINE_ALPHA_US, .node_gbps = DEADLINE_NODE_GBPS };
+	/* 8 NDR ports a GPU node; gloo on a socket otherwise (bench/check-cost.c) */
+	struct ll_check_model model = { .alpha_us = gpus ? 10 : 250, .node_gbps = gpus ? 400 : 0.5 };
 	struct ll_check_estimate est;
 	struct ll_jobdir jobdir = { .lock_fd = -1 };
 	_cleanup_free_ char *script = NULL, *out_path = NULL, *nccldir = NULL, *owned_name = NULL;
@@ -365,8 +368,13 @@ int ll_cli_check(const struct ll_check_request *req, struct ll_error *err)
 	ll_check_params_default(&params, gpus);
 	model.nproc = req->nproc_per_node > 0 ? req->nproc_per_node : 1;
 	ll_check_estimate(nnodes, &params, &model, &est);
-	deadline_s = req->cli->timeout_s > 0 ? req->cli->timeout_s
-		   : (cl->deadlines.rdzv_s > 0 ? cl->deadlines.rdzv_s : LL_RDZV_BASE_S) + 60 + 3 * est.total_s;
+	deadline_s = req->cli->timeout_s;
+	if (deadline_s <= 0) {
+		double measure = DEADLINE_FACTOR * est.total_s;
+
+		deadline_s = (cl->deadlines.rdzv_s > 0 ? cl->deadlines.rdzv_s : LL_RDZV_BASE_S) + DEADLINE_INIT_S +
+			     (measure > DEADLINE_MIN_MEASURE_S ? measure : DEADLINE_MIN_MEASURE_S);
+	}
 
 	script = ll_installed_python_file(CHECK_SCRIPT);
 	if (!script || access(script, R_OK) < 0) {
