@@ -322,6 +322,41 @@ void ll_check_decide(struct ll_check_result *res, const struct ll_profile_expect
 			name_node(&v, (size_t)i);
 	}
 
+	/* A profile's figure that most nodes miss says more about the figure (or the
+	 * whole fabric) than about the nodes: the job is slow, no node is named, so a
+	 * wrong or hostile figure can never exclude or drain a cluster. The median rule
+	 * cannot name more than half by construction. */
+	if (v.n_named * 2 > (size_t)res->nnodes && res->nnodes >= 2 &&
+	    ((expect && expect->pair_busbw_gbps.value > 0) || (expect && expect->pair_latency_us.value > 0))) {
+		size_t n_slow = 0;
+
+		for (size_t k = 0; k < v.n_named; k++) {
+			struct ll_check_node *n = &res->nodes[v.named[k]];
+
+			if (n->slow && !n->broken)
+				n_slow++;
+		}
+		if (n_slow * 2 > (size_t)res->nnodes) {
+			size_t kept = 0;
+
+			v.job_slow = true;
+			bool bw = expect->pair_busbw_gbps.value > 0, lat = expect->pair_latency_us.value > 0;
+
+			v.job_why = ll_asprintf("%zu of %d nodes miss the profile's figures (%s%s%s): the figures or the "
+						"whole fabric are wrong, not single nodes",
+						n_slow, res->nnodes, bw ? v.slow_gbps.source : "", bw && lat ? "; " : "",
+						lat ? v.slow_lat_us.source : "");
+			for (size_t k = 0; k < v.n_named; k++) {
+				struct ll_check_node *n = &res->nodes[v.named[k]];
+
+				n->slow = false;
+				if (n->broken)
+					v.named[kept++] = v.named[k];
+			}
+			v.n_named = kept;
+		}
+	}
+
 	if (v.job_busbw_gbps.value > 0 && res->n_sizes) {
 		const struct ll_check_size *big = &res->sizes[0];
 
@@ -329,9 +364,11 @@ void ll_check_decide(struct ll_check_result *res, const struct ll_profile_expect
 			if (res->sizes[k].bytes > big->bytes)
 				big = &res->sizes[k];
 		if (big->busbw_gbps < v.job_busbw_gbps.value) {
+			char *before = v.job_why;
+
 			v.job_slow = true;
-			v.job_why = ll_asprintf("all-reduce of %zu bytes: bus bandwidth %.3g GB/s, below %.3g GB/s (%s)",
-						big->bytes, big->busbw_gbps, v.job_busbw_gbps.value, v.job_busbw_gbps.source);
+			v.job_why = ll_asprintf("%s%sall-reduce of %zu bytes: bus bandwidth %.3g GB/s, below %.3g GB/s (%s)",
+						before ? before : "", before ? "; " : "", big->bytes, big->busbw_gbps, v.job_busbw_gbps.value, v.job_busbw_gbps.source);
 		}
 	}
 

@@ -5,7 +5,8 @@
 #   2. n3's data link at 200 Mbit/s both ways (tc tbf on its veth): node 0's report
 #      names exactly n3, with its figure against the job's median, and --on-slow
 #      exclude writes "n3" (Slurm hostlist syntax) to the exclude file; every node
-#      exits 1 and says the job was not started.
+#      exits 1 and says the job was not started; --drain drains n3 (scontrol, root
+#      here) with its figure as the reason.
 # Only node 0 prints the report. The figures' noise on a 2-core machine: docs/check.md.
 set -u
 . "$LL_SRCDIR/tests/lib/agree-test.sh"
@@ -42,7 +43,7 @@ echo "clean: no node named ($((SECONDS - start)) s)"
 
 slurm_netns_slow n3 200mbit || fail "tc could not slow n3's link"
 start=$SECONDS
-check --on-slow exclude --exclude-file "$agree_tmp/exclude.txt"
+check --on-slow exclude --exclude-file "$agree_tmp/exclude.txt" --drain
 report=$(cat "$agree_tmp/out-0.txt")
 grep -q '^verdict: 1 node named: n3$' "$agree_tmp/out-0.txt" || fail "n3 slowed, but node 0 reported: $report"
 [ "$(grep -c 'SLOW' "$agree_tmp/out-0.txt")" = 1 ] || fail "the report names more than n3: $report"
@@ -59,6 +60,10 @@ for t in 1 2 3; do
 	grep -q "preflight check named 1 node: n3; the job was not started (--on-slow exclude)" "$agree_tmp/err-$t.txt" ||
 		fail "node $t did not stop: $(cat "$agree_tmp/err-$t.txt")"
 done
+# --drain: node 0 drained n3 through scontrol (root here), the figure as the reason.
+reason=$(slurm_netns_hub sinfo -h -R -o '%n|%E' 2>/dev/null | grep '^n3|')
+case $reason in "n3|llmlaunch preflight: "*" GB/s, below "*) ;; *) fail "n3 not drained with the figure: '$reason' ($(slurm_netns_hub sinfo -R))" ;; esac
+[ "$(slurm_netns_hub sinfo -h -R -o '%n' | grep -c .)" = 1 ] || fail "more than n3 drained: $(slurm_netns_hub sinfo -R)"
 slurm_netns_unslow n3
 echo "slowed n3: named n3 and only it, excluded ($((SECONDS - start)) s)"
 echo "$report"

@@ -183,6 +183,15 @@ static void test_expectation_and_fallback(void **state)
 	assert_non_null(strstr(v.job_why, "profile /etc/site.yaml:6"));
 	ll_check_verdict_release(&v);
 
+	/* a figure most nodes miss names no node: the job is slow */
+	e.pair_busbw_gbps.value = 100;
+	ll_check_decide(&r, &e, NULL, &v);
+	assert_int_equal(v.n_named, 0);
+	assert_true(v.job_slow);
+	assert_non_null(strstr(v.job_why, "4 of 4 nodes miss the profile's figures (profile /etc/site.yaml:7)"));
+	assert_false(r.nodes[0].slow);
+	ll_check_verdict_release(&v);
+
 	/* figures fine, but sockets where InfiniBand was planned: not ok, whatever the numbers */
 	ll_check_decide(&r, NULL, &nccl, &v);
 	assert_int_equal(v.n_named, 0);
