@@ -107,9 +107,9 @@ int ll_check_parse(const char *text, const char *origin, struct ll_check_result 
 
 /* Without an expectation, a node is slow when its figure is below the job's median by
  * this ratio (and its latency above the median by the latency ratio and a gap). */
-#define LL_CHECK_SLOW_RATIO 0.7
-#define LL_CHECK_LAT_RATIO 2.0
-#define LL_CHECK_LAT_GAP_US 20.0
+#define LL_CHECK_SLOW_RATIO 0.5
+#define LL_CHECK_LAT_RATIO 3.0
+#define LL_CHECK_LAT_GAP_US 50.0
 /* The median rule needs this many nodes: with two, both share their only pair. */
 #define LL_CHECK_MEDIAN_MIN_NODES 3
 

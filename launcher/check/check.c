@@ -55,7 +55,7 @@ void ll_check_params_default(struct ll_check_params *p, bool gpus)
 		p->n_sizes = 2;
 		p->pair_bytes = 1 << 20;
 		p->iters = 3;
-		p->reps = 7;
+		p->reps = 15;
 	}
 }
 

@@ -47,7 +47,7 @@ check --on-slow exclude --exclude-file "$agree_tmp/exclude.txt" --drain
 report=$(cat "$agree_tmp/out-0.txt")
 grep -q '^verdict: 1 node named: n3$' "$agree_tmp/out-0.txt" || fail "n3 slowed, but node 0 reported: $report"
 [ "$(grep -c 'SLOW' "$agree_tmp/out-0.txt")" = 1 ] || fail "the report names more than n3: $report"
-grep -q "^  n3 .*SLOW: .* GB/s, below .* GB/s (70% of the job's median .* GB/s); 0\.[0-9]* of the median" \
+grep -q "^  n3 .*SLOW: .* GB/s, below .* GB/s (50% of the job's median .* GB/s); 0\.[0-9]* of the median" \
 	"$agree_tmp/out-0.txt" || fail "n3's line has no figure against the median: $report"
 [ $rc != 0 ] || fail "--on-slow exclude: srun exited 0"
 [ "$(grep -c "task [0-3]: Exited with exit code 1" "$agree_tmp/srun.err")" = 4 ] ||

@@ -133,7 +133,7 @@ static void test_one_slow_node(void **state)
 	assert_string_equal(r.nodes[2].name, "n3");
 	assert_true(r.nodes[2].slow);
 	assert_non_null(strstr(r.nodes[2].why, "of the median"));
-	assert_non_null(strstr(v.slow_gbps.source, "70% of the job's median"));
+	assert_non_null(strstr(v.slow_gbps.source, "50% of the job's median"));
 	/* its neighbours each kept one good pair */
 	assert_false(r.nodes[1].slow);
 	assert_false(r.nodes[3].slow);
@@ -145,7 +145,7 @@ static void test_one_slow_node(void **state)
 
 static void test_noise_is_not_slow(void **state)
 {
-	_cleanup_free_ char *text = four_nodes(1, 1.3, true); /* 30% slower: noise, not a fault */
+	_cleanup_free_ char *text = four_nodes(1, 1.9, true); /* half as fast again: noise on a busy machine, not a fault */
 	struct ll_check_result r;
 	struct ll_check_verdict v;
 
