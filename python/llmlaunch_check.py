@@ -41,7 +41,8 @@ def parse_args():
     p.add_argument("--sizes", default="8,1048576", help="all-reduce sizes in bytes")
     p.add_argument("--pair-bytes", type=int, default=1 << 20)
     p.add_argument("--iters", type=int, default=5)
-    p.add_argument("--reps", type=int, default=5)
+    p.add_argument("--reps", type=int, default=5, help="repetitions of a pair test")
+    p.add_argument("--allreduce-reps", type=int, default=5, help="repetitions of an all-reduce size")
     p.add_argument("--lat-iters", type=int, default=20)
     return p.parse_args()
 
@@ -99,7 +100,7 @@ def main():
         dist.all_reduce(buf)  # warm-up: connections, algorithm selection
         sync()
         reps = []
-        for _ in range(args.reps):
+        for _ in range(args.allreduce_reps):
             dist.barrier()
             sync()
             t0 = time.perf_counter()
@@ -145,14 +146,23 @@ def main():
         mine.append(row)
 
     # ---- every node's figures, to every node ----
+    # One MAX all-reduce of a table with a row per node: each rank writes its own
+    # node's row, so the row ends up holding the node's slowest local rank, and the
+    # name (written by local rank 0 only) survives as the maximum over zeros. Its size
+    # is per node, not per rank.
     progress("gather")
-    flat = [x for row in mine for x in row]
     per_round = 2 * args.reps
-    name = args.node_name.encode()[:63]
-    mine_t = torch.tensor(flat + [float(b) for b in name.ljust(64, b"\0")], dtype=torch.float64, device=dev)
-    gathered = [torch.empty_like(mine_t) for _ in range(world)]
-    dist.all_gather(gathered, mine_t)
-    rows = [g.tolist() for g in gathered]
+    width = per_round * len(partners) + 64
+    table = torch.zeros(nnodes * width, dtype=torch.float64, device=dev)
+    flat = [x for row in mine for x in row]
+    if flat:
+        table[node * width:node * width + len(flat)] = torch.tensor(flat, dtype=torch.float64, device=dev)
+    if writer:
+        name = args.node_name.encode()[:63]
+        table[node * width + len(flat):node * width + len(flat) + len(name)] = torch.tensor(
+            list(name), dtype=torch.float64, device=dev)
+    dist.all_reduce(table, op=dist.ReduceOp.MAX)
+    rows = table.view(nnodes, width).tolist()
     dist.barrier()
     dist.destroy_process_group()
     if not writer:
@@ -162,7 +172,7 @@ def main():
     emit({"check": 1, "backend": backend, "world": world, "nnodes": nnodes, "nproc": nproc, "rounds": rounds,
           "host": socket.gethostname()})
     for n in range(nnodes):
-        raw = bytes(int(b) for b in rows[n * nproc][per_round * rounds:]).rstrip(b"\0")
+        raw = bytes(int(b) for b in rows[n][per_round * rounds:]).rstrip(b"\0")
         emit({"node": n, "name": raw.decode(errors="replace")})
     for res in results:
         emit({"allreduce": res})
@@ -171,12 +181,11 @@ def main():
     # decides what the repetitions mean.
     for r in range(rounds):
         for n in range(nnodes):
-            mine_rows = rows[n * nproc:(n + 1) * nproc]
             base = per_round * r
-            times = [max(row[base + 2 * k] for row in mine_rows) for k in range(args.reps)]
+            times = [rows[n][base + 2 * k] for k in range(args.reps)]
             if min(times) <= 0:
                 continue
-            lats = [max(row[base + 2 * k + 1] for row in mine_rows) for k in range(args.reps)]
+            lats = [rows[n][base + 2 * k + 1] for k in range(args.reps)]
             emit({"pair": {"round": r, "node": n, "bytes": big_send.numel() * 4, "iters": args.iters,
                            "time_us": times, "lat_us": lats}})
     emit({"end": True})

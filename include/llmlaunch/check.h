@@ -34,10 +34,11 @@ struct ll_check_params {
 	size_t n_sizes;
 	size_t pair_bytes;
 	int iters, reps, lat_iters;
+	int allreduce_reps;
 };
 /* Defaults: GPUs get sizes up to 256 MiB and 64 MiB pairs (bandwidth shows only at
  * large messages), 5 iterations of 5 repetitions; CPUs (gloo) 8 B and 1 MiB, with
- * 1 MiB pairs and 3 iterations. */
+ * 1 MiB pairs, 3 iterations and 15 repetitions of a pair (noise: docs/check.md). */
 void ll_check_params_default(struct ll_check_params *p, bool gpus);
 
 /* A link model for the simulation: per-message latency and bandwidth of one node's
@@ -53,9 +54,9 @@ struct ll_check_estimate {
 	size_t pair_tests_per_node; /* at most 2: flat in the job's size */
 	double allreduce_s;         /* the whole job's all-reduces, every size */
 	double pairs_s;             /* every round, with its barrier */
-	double gather_s;            /* every node's figures to every node */
+	double gather_s;            /* every node's figures to every node (one all-reduce) */
 	double total_s;             /* measurement alone: without torch's start and NCCL's init */
-	size_t gather_bytes;        /* what each node receives at the end */
+	size_t gather_bytes;        /* that all-reduce's size: a row per node */
 };
 /* Simulate the schedule's rounds for n nodes under the model: each round is as long as
  * its slowest pair (all pairs of a round run at once) plus a barrier (a tree: 2 log2 w

@@ -40,7 +40,7 @@ long ll_check_partner(size_t n, int round, size_t node)
 
 void ll_check_params_default(struct ll_check_params *p, bool gpus)
 {
-	*p = (struct ll_check_params){ .iters = 5, .reps = 5, .lat_iters = 20 };
+	*p = (struct ll_check_params){ .iters = 5, .reps = 5, .lat_iters = 20, .allreduce_reps = 5 };
 	if (gpus) {
 		static const size_t s[] = { 8, 1 << 20, 64 << 20, 256 << 20 };
 
@@ -97,7 +97,7 @@ void ll_check_estimate(size_t n, const struct ll_check_params *p, const struct l
 
 		/* a warm-up, then per repetition a barrier and `iters` all-reduces, then the
 		 * MAX all-reduce of the repetitions' times */
-		ar += one + p->reps * (barrier + p->iters * one) + allreduce_us(w, 8.0 * p->reps, m);
+		ar += one + p->allreduce_reps * (barrier + p->iters * one) + allreduce_us(w, 8.0 * p->allreduce_reps, m);
 	}
 	for (int r = 0; r < rounds; r++) {
 		/* every rank of a node sends pair_bytes at once through the node's links */
@@ -114,10 +114,11 @@ void ll_check_estimate(size_t n, const struct ll_check_params *p, const struct l
 		if ((size_t)in > ret->pair_tests_per_node)
 			ret->pair_tests_per_node = (size_t)in;
 	}
-	/* the script's all-gather: per rank 2 doubles a round and 64 for the name */
-	per_rank_row = 8.0 * (2 * rounds + 64);
-	ret->gather_bytes = (size_t)(per_rank_row * w);
-	ret->gather_s = ((w - 1) * m->alpha_us + per_rank_row * w / node_bw + 2 * barrier) / 1e6;
+	/* the script's table: a row per node (2 doubles a round and repetition, 64 for the
+	 * name), one MAX all-reduce, then a barrier */
+	per_rank_row = 8.0 * (2.0 * rounds * p->reps + 64);
+	ret->gather_bytes = (size_t)(per_rank_row * (double)n);
+	ret->gather_s = (allreduce_us(w, per_rank_row * (double)n, m) + barrier) / 1e6;
 	ret->allreduce_s = ar / 1e6;
 	ret->pairs_s = pairs / 1e6;
 	ret->total_s = ret->allreduce_s + ret->pairs_s + ret->gather_s;

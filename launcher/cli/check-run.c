@@ -354,7 +354,7 @@ int ll_cli_check(const struct ll_check_request *req, struct ll_error *err)
 	struct ll_jobdir jobdir = { .lock_fd = -1 };
 	_cleanup_free_ char *script = NULL, *out_path = NULL, *nccldir = NULL, *owned_name = NULL;
 	_cleanup_free_ char *sizes = NULL, *partners = NULL, *pair_bytes = NULL, *iters = NULL, *reps = NULL;
-	_cleanup_free_ char *lat_iters = NULL, *nproc_text = NULL, *rdzv_id = NULL, *text = NULL, *exclude = NULL;
+	_cleanup_free_ char *ar_reps = NULL, *lat_iters = NULL, *nproc_text = NULL, *rdzv_id = NULL, *text = NULL, *exclude = NULL;
 	_cleanup_(ll_launch_freep) struct ll_launch *launch = NULL;
 	struct { struct check_watch w; } h = { 0 };
 	struct ll_torchrun_arg user[2];
@@ -392,10 +392,11 @@ int ll_cli_check(const struct ll_check_request *req, struct ll_error *err)
 	iters = ll_asprintf("%d", params.iters);
 	reps = ll_asprintf("%d", params.reps);
 	lat_iters = ll_asprintf("%d", params.lat_iters);
+	ar_reps = ll_asprintf("%d", params.allreduce_reps);
 	{
 		char *args[] = { "--out", out_path, "--node-name", (char *)node_name(req->facts, cl->node_rank, &owned_name),
 				 partners, "--sizes", sizes, "--pair-bytes", pair_bytes, "--iters", iters,
-				 "--reps", reps, "--lat-iters", lat_iters };
+				 "--reps", reps, "--lat-iters", lat_iters, "--allreduce-reps", ar_reps };
 		struct ll_launch_request lr = {
 			.self_exe = req->self_exe,
 			.python = req->python,

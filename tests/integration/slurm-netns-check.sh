@@ -2,7 +2,7 @@
 # The preflight check on 4 emulated nodes with a network each
 # (tests/lib/slurm-netns-cluster.sh), through srun --mpi=pmix and real gloo:
 #   1. nothing slowed: the check names no node (the no-false-positive case);
-#   2. n3's data link at 200 Mbit/s both ways (tc tbf on its veth): node 0's report
+#   2. n3's data link at 500 Mbit/s both ways (tc tbf on its veth): node 0's report
 #      names exactly n3, with its figure against the job's median, and --on-slow
 #      exclude writes "n3" (Slurm hostlist syntax) to the exclude file; every node
 #      exits 1 and says the job was not started; --drain drains n3 (scontrol, root
@@ -41,7 +41,7 @@ got=$(named "$agree_tmp/out-0.txt")
 grep -q '^llmlaunch: check: pairs, step' "$agree_tmp/err-0.txt" || fail "no progress line: $(cat "$agree_tmp/err-0.txt")"
 echo "clean: no node named ($((SECONDS - start)) s)"
 
-slurm_netns_slow n3 200mbit || fail "tc could not slow n3's link"
+slurm_netns_slow n3 500mbit || fail "tc could not slow n3's link"
 start=$SECONDS
 check --on-slow exclude --exclude-file "$agree_tmp/exclude.txt" --drain
 report=$(cat "$agree_tmp/out-0.txt")
