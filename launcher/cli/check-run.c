@@ -1,7 +1,6 @@
 /* The preflight check, run: the measuring script through torchrun like any job, a
  * progress line and a deadline while it runs, then the verdict (launcher/check/),
  * the report, and what --on-slow says to do (check-cmd.h, docs/check.md). */
-#include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +8,7 @@
 #include <unistd.h>
 
 #include "check-cmd.h"
+#include "cmd-run-internal.h"
 #include "llmlaunch/cli.h"
 #include "llmlaunch/clock.h"
 #include "llmlaunch/file.h"
@@ -282,30 +282,6 @@ static int act(const struct ll_check_request *req, const struct ll_check_result 
 	return -EHOSTDOWN;
 }
 
-/* NCCL's logs of the check are read already; kept only when the check failed. */
-static void remove_nccl_logs(const char *dir, bool keep)
-{
-	DIR *d;
-	struct dirent *e;
-
-	if (!dir || !(d = opendir(dir)))
-		return;
-	if (keep) {
-		ll_warnf("NCCL logs of the check kept in '%s'", dir);
-		closedir(d);
-		return;
-	}
-	while ((e = readdir(d))) {
-		if (ll_startswith(e->d_name, LL_NCCLWATCH_FILE_PREFIX)) {
-			char *p = ll_asprintf("%s/%s", dir, e->d_name);
-			unlink(p);
-			free(p);
-		}
-	}
-	closedir(d);
-	rmdir(dir);
-}
-
 /* ---- the launch ---- */
 
 static const char *node_name(const struct ll_facts *facts, int rank, char **owned)
@@ -496,7 +472,8 @@ int ll_cli_check(const struct ll_check_request *req, struct ll_error *err)
 out:
 	if (r < 0 && r != -EHOSTDOWN && access(out_path, F_OK) == 0)
 		ll_warnf("the check's results are kept in '%s'", out_path);
-	remove_nccl_logs(nccldir, r < 0 && r != -EHOSTDOWN);
+	if (h.w.nccl)
+		run_nccl_logs_done(nccldir, r < 0 && r != -EHOSTDOWN); /* kept when the check failed */
 	if (h.w.nccl && r < 0 && nccl == NULL)
 		ll_ncclwatch_finish(h.w.nccl, stderr);
 	ll_ncclwatch_free(h.w.nccl);

@@ -1,5 +1,6 @@
 /* What `llmlaunch run` (and `check`) checks before it plans or starts anything: the
  * script, the interpreter, and that torch imports (a typo should not cost a probe). */
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
@@ -168,4 +169,25 @@ int run_check_plan(const struct ll_plan *plan, struct ll_error *err)
 		return -EPERM;
 	}
 	return 0;
+}
+
+void run_nccl_logs_done(const char *dir, bool keep)
+{
+	DIR *d;
+	struct dirent *e;
+
+	if (keep) {
+		ll_errorf("NCCL logs kept in '%s' (read them with 'llmlaunch logs %s')", dir, dir);
+		return;
+	}
+	if (!(d = opendir(dir)))
+		return;
+	while ((e = readdir(d))) {
+		if (ll_startswith(e->d_name, LL_NCCLWATCH_FILE_PREFIX)) {
+			char *p = ll_asprintf("%s/%s", dir, e->d_name);
+			unlink(p);
+			free(p);
+		}
+	}
+	closedir(d);
 }

@@ -54,6 +54,9 @@ int run_check_plan(const struct ll_plan *plan, struct ll_error *err);
 /* --python, else $LLMLAUNCH_PYTHON, else a profile's "python" (plan NULL: none yet),
  * else python3. */
 const char *run_choose_python(const char *given, const struct ll_plan *plan);
+/* The job is over: keep NCCL's logs in `dir` (and say where) when someone will read
+ * them (the job failed), else remove them. */
+void run_nccl_logs_done(const char *dir, bool keep);
 /* llmlaunch's own path (malloc'ed), NULL with err set. */
 char *run_self_exe(struct ll_error *err);
 /* Find an interpreter as execvp would; *ret malloc'ed. */

@@ -2,7 +2,6 @@
  * torchrun. Parse, check what can be checked before anything runs (script,
  * interpreter, torch), plan, agree, build the command, then print it (--dry-run),
  * become it (--exec) or supervise it (default). */
-#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <string.h>
@@ -99,28 +98,6 @@ static int watch_nccl(void *data)
 		return 0;
 	ll_errorf("%s", ll_ncclwatch_stop_reason(w));
 	return 1;
-}
-
-/* Keep NCCL's logs only when the job failed: that is when someone reads them. */
-static void nccl_logs_done(const char *dir, bool keep)
-{
-	DIR *d;
-	struct dirent *e;
-
-	if (keep) {
-		ll_errorf("NCCL logs kept in '%s' (read them with 'llmlaunch logs %s')", dir, dir);
-		return;
-	}
-	if (!(d = opendir(dir)))
-		return;
-	while ((e = readdir(d))) {
-		if (ll_startswith(e->d_name, LL_NCCLWATCH_FILE_PREFIX)) {
-			char *p = ll_asprintf("%s/%s", dir, e->d_name);
-			unlink(p);
-			free(p);
-		}
-	}
-	closedir(d);
 }
 
 int cmd_run(int argc, char **argv, struct ll_ctx *ctx)
@@ -320,7 +297,7 @@ int cmd_run(int argc, char **argv, struct ll_ctx *ctx)
 	}
 	if (watch) {
 		ll_ncclwatch_finish(watch, stderr);
-		nccl_logs_done(nccldir, status != 0 && ll_ncclwatch_verdict(watch)->files > 0);
+		run_nccl_logs_done(nccldir, status != 0 && ll_ncclwatch_verdict(watch)->files > 0);
 	}
 	ll_jobdir_release(&jobdir);
 	goto out;
