@@ -158,9 +158,13 @@ static void print_report(FILE *f, bool json, const struct ll_check_result *res, 
 	}
 	ll_out_close_array(o);
 	ll_out_open_object(o, "pairs");
-	ll_out_int(o, "rounds", "  pair tests: %s rounds, a node's figure is its better pair", res->rounds, true);
-	put_num(o, "median_gbps", "; median %s GB/s", v->median_gbps, v->median_gbps > 0, 3);
-	put_num(o, "median_lat_us", ", %s us\n", v->median_lat_us, v->median_lat_us > 0, 3);
+	if (res->rounds || json) {
+		ll_out_int(o, "rounds", "  pair tests: %s rounds, a node's figure is its better pair", res->rounds, true);
+		put_num(o, "median_gbps", "; median %s GB/s", v->median_gbps, v->median_gbps > 0, 3);
+		put_num(o, "median_lat_us", ", %s us\n", v->median_lat_us, v->median_lat_us > 0, 3);
+	} else {
+		ll_out_text(o, "  pair tests: none (one node)\n");
+	}
 	ll_out_close_object(o);
 	ll_out_open_object(o, "thresholds");
 	print_threshold(o, "node_gbps", "slow below", "GB/s", &v->slow_gbps);
@@ -172,7 +176,7 @@ static void print_report(FILE *f, bool json, const struct ll_check_result *res, 
 		const struct ll_check_node *n = &res->nodes[i];
 
 		ll_out_open_object(o, NULL);
-		if (json || all || n->slow || n->broken) {
+		if (json || (res->rounds && all) || n->slow || n->broken) {
 			ll_out_string(o, "name", "  %-12s", n->name);
 			put_num(o, "gbps", " %8s GB/s", n->gbps, n->gbps > 0, 3);
 			put_num(o, "lat_us", " %8s us", n->lat_us, n->lat_us > 0, 3);

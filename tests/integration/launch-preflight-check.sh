@@ -25,7 +25,7 @@ rc=0
 "$LLMLAUNCH" run --preflight --on-slow stop --profile "$WORK/fast.yaml" --python "$PY" --nproc-per-node 1 \
 	"$EXAMPLE" --steps 1 >"$WORK/out2" 2>"$WORK/err2" || rc=$?
 [ $rc = 1 ] || fail "a failed check with --on-slow stop exited $rc"
-grep -q "^  job: all-reduce of 1048576 bytes: bus bandwidth .* GB/s, below 1e+05 GB/s (profile $WORK/fast.yaml:4)$" \
+grep -q "^  job: all-reduce of 1048576 bytes: bus bandwidth .* GB/s, below 1e+05 GB/s (profile $WORK/fast.yaml:3)$" \
 	"$WORK/err2" || fail "no job verdict with the profile's line as its source"
 grep -q '^llmlaunch: preflight check: the job is slow: .*; the job was not started (--on-slow stop)$' "$WORK/err2" ||
 	fail "no message that the job was not started"
