@@ -337,11 +337,10 @@ void ll_check_decide(struct ll_check_result *res, const struct ll_profile_expect
 				n_slow++;
 		}
 		if (n_slow * 2 > (size_t)res->nnodes) {
+			bool bw = expect->pair_busbw_gbps.value > 0, lat = expect->pair_latency_us.value > 0;
 			size_t kept = 0;
 
 			v.job_slow = true;
-			bool bw = expect->pair_busbw_gbps.value > 0, lat = expect->pair_latency_us.value > 0;
-
 			v.job_why = ll_asprintf("%zu of %d nodes miss the profile's figures (%s%s%s): the figures or the "
 						"whole fabric are wrong, not single nodes",
 						n_slow, res->nnodes, bw ? v.slow_gbps.source : "", bw && lat ? "; " : "",
@@ -368,7 +367,9 @@ void ll_check_decide(struct ll_check_result *res, const struct ll_profile_expect
 
 			v.job_slow = true;
 			v.job_why = ll_asprintf("%s%sall-reduce of %zu bytes: bus bandwidth %.3g GB/s, below %.3g GB/s (%s)",
-						before ? before : "", before ? "; " : "", big->bytes, big->busbw_gbps, v.job_busbw_gbps.value, v.job_busbw_gbps.source);
+						before ? before : "", before ? "; " : "", big->bytes, big->busbw_gbps,
+						v.job_busbw_gbps.value, v.job_busbw_gbps.source);
+			free(before);
 		}
 	}
 
