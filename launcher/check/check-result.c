@@ -381,12 +381,16 @@ void ll_check_decide(struct ll_check_result *res, const struct ll_profile_expect
 		ll_buf_addf(&b, "NCCL ran over sockets where the plan expected %s",
 			    nccl->expect == LL_NET_EXPECT_ROCE ? "RoCE" : nccl->expect == LL_NET_EXPECT_IB ? "InfiniBand" : "RDMA");
 		for (size_t i = 0; i < nccl->n_hosts; i++) {
-			if (!nccl->hosts[i].fallback || !nccl->hosts[i].name)
+			const struct ll_nccl_host *h = &nccl->hosts[i];
+
+			if (!h->fallback || !h->name)
 				continue;
-			ll_buf_addf(&b, "%s%s", first ? " on " : ", ", nccl->hosts[i].name);
+			/* the log verdict's own words for the host (llmlaunch logs prints them) */
+			ll_buf_add(&b, "; ");
+			ll_nccl_host_summary(h, &b);
 			first = false;
 		}
-		if (nccl->fallback_reason)
+		if (first && nccl->fallback_reason)
 			ll_buf_addf(&b, ": %s", nccl->fallback_reason);
 		ll_buf_add(&b, "; the figures measure sockets, not the planned network");
 		v.transport_fallback = true;

@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -164,7 +165,7 @@ static void test_expectation_and_fallback(void **state)
 	struct ll_check_result r;
 	struct ll_check_verdict v;
 	struct ll_profile_expect e;
-	struct ll_nccl_host host = { .name = "n2", .fallback = true };
+	struct ll_nccl_host host = { .name = "n2", .fallback = true, .fallback_reason = "NET/IB found no usable device" };
 	struct ll_nccl_verdict nccl = { .fallback = true, .fallback_reason = "NET/IB found no usable device",
 					.expect = LL_NET_EXPECT_IB, .hosts = &host, .n_hosts = 1 };
 
@@ -197,10 +198,42 @@ static void test_expectation_and_fallback(void **state)
 	assert_int_equal(v.n_named, 0);
 	assert_true(v.transport_fallback);
 	assert_false(v.ok);
-	assert_string_equal(v.transport_why, "NCCL ran over sockets where the plan expected InfiniBand on n2: NET/IB found "
-					     "no usable device; the figures measure sockets, not the planned network");
+	assert_string_equal(v.transport_why, "NCCL ran over sockets where the plan expected InfiniBand; NCCL on n2: unknown "
+					     "transport, GPUDirect RDMA off, FALLBACK: NET/IB found no usable device; the "
+					     "figures measure sockets, not the planned network");
 	ll_check_verdict_release(&v);
 	ll_check_result_release(&r);
+}
+
+/* The verdict of a real scan: the project's fixture of a RoCE job where one node ran
+ * over sockets (tests/fixtures/nccl/mpirun-roce-one-node-sockets.log). */
+static void test_fallback_from_a_scanned_log(void **state)
+{
+	_cleanup_free_ char *text = four_nodes(-1, 1, true);
+	const char *fixtures = getenv("LL_FIXTURES");
+	_cleanup_free_ char *log = NULL;
+	struct ll_ncclscan *scan;
+	struct ll_check_result r;
+	struct ll_check_verdict v;
+	struct ll_error err = { 0 };
+
+	(void)state;
+	if (!fixtures)
+		skip();
+	log = ll_asprintf("%s/nccl/mpirun-roce-one-node-sockets.log", fixtures);
+	scan = ll_ncclscan_new(LL_NET_EXPECT_ROCE);
+	assert_int_equal(ll_ncclscan_file(scan, log, &err), 0);
+	parse_ok(text, &r);
+	ll_check_decide(&r, NULL, ll_ncclscan_result(scan), &v);
+	assert_true(v.transport_fallback);
+	assert_false(v.ok);
+	assert_int_equal(v.n_named, 0);
+	assert_string_equal(v.transport_why, "NCCL ran over sockets where the plan expected RoCE; NCCL on gpu02: sockets over "
+					     "eth0, GPUDirect RDMA off, FALLBACK: RoCE was expected; the figures measure "
+					     "sockets, not the planned network");
+	ll_check_verdict_release(&v);
+	ll_check_result_release(&r);
+	ll_ncclscan_free(scan);
 }
 
 static void test_stopped_and_bad_lines(void **state)
@@ -255,6 +288,7 @@ int main(void)
 		cmocka_unit_test(test_one_slow_node),
 		cmocka_unit_test(test_noise_is_not_slow),
 		cmocka_unit_test(test_expectation_and_fallback),
+		cmocka_unit_test(test_fallback_from_a_scanned_log),
 		cmocka_unit_test(test_stopped_and_bad_lines),
 		cmocka_unit_test(test_on_slow_names),
 	};
