@@ -8,7 +8,7 @@ JSON object per line to --out (llmlaunch reads it with jansson):
 
     {"phase": "allreduce", "step": 1, "of": 3}          progress, as it goes
     {"check": 1, "backend": "gloo", "world": 4, "nnodes": 4, "nproc": 1, "rounds": 2}
-    {"node": 0, "name": "n1"}                            every node, by node rank
+    {"node": 0, "name": "n1", "nccl_fallback": false}     every node, by node rank
     {"allreduce": {"bytes": 1048576, "iters": 10, "time_us": [..]}}   per size
     {"pair": {"round": 0, "node": 0, "bytes": B, "iters": 3, "time_us": [..], "lat_us": [..]}}
     {"end": true}
@@ -44,6 +44,8 @@ def parse_args():
     p.add_argument("--reps", type=int, default=5, help="repetitions of a pair test")
     p.add_argument("--allreduce-reps", type=int, default=5, help="repetitions of an all-reduce size")
     p.add_argument("--lat-iters", type=int, default=20)
+    p.add_argument("--nccl-flag", default="",
+                   help="a file llmlaunch creates when this node's NCCL logs show a fallback to sockets")
     return p.parse_args()
 
 
@@ -152,14 +154,18 @@ def main():
     # is per node, not per rank.
     progress("gather")
     per_round = 2 * args.reps
-    width = per_round * len(partners) + 64
+    width = per_round * len(partners) + 1 + 64
     table = torch.zeros(nnodes * width, dtype=torch.float64, device=dev)
     flat = [x for row in mine for x in row]
     if flat:
         table[node * width:node * width + len(flat)] = torch.tensor(flat, dtype=torch.float64, device=dev)
     if writer:
+        # What this node's llmlaunch read in NCCL's logs so far (they were written at the
+        # first collective, seconds ago): carried to every node with the figures.
+        if args.nccl_flag and os.path.exists(args.nccl_flag):
+            table[node * width + len(flat)] = 1.0
         name = args.node_name.encode()[:63]
-        table[node * width + len(flat):node * width + len(flat) + len(name)] = torch.tensor(
+        table[node * width + len(flat) + 1:node * width + len(flat) + 1 + len(name)] = torch.tensor(
             list(name), dtype=torch.float64, device=dev)
     dist.all_reduce(table, op=dist.ReduceOp.MAX)
     rows = table.view(nnodes, width).tolist()
@@ -172,8 +178,8 @@ def main():
     emit({"check": 1, "backend": backend, "world": world, "nnodes": nnodes, "nproc": nproc, "rounds": rounds,
           "host": socket.gethostname()})
     for n in range(nnodes):
-        raw = bytes(int(b) for b in rows[n][per_round * rounds:]).rstrip(b"\0")
-        emit({"node": n, "name": raw.decode(errors="replace")})
+        raw = bytes(int(b) for b in rows[n][per_round * rounds + 1:]).rstrip(b"\0")
+        emit({"node": n, "name": raw.decode(errors="replace"), "nccl_fallback": rows[n][per_round * rounds] > 0})
     for res in results:
         emit({"allreduce": res})
     # Each node's view of its exchange per round and repetition, its slowest local

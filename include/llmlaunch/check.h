@@ -85,6 +85,7 @@ struct ll_check_node {
 	double gbps;                /* the node's figure: its best pair (-1: none) */
 	double lat_us;              /* its best pair's latency (-1: none) */
 	bool slow, broken;
+	bool nccl_fallback;         /* that node's llmlaunch saw NCCL fall back in its logs */
 	char *why;                  /* for slow or broken: "1.2 GB/s, 0.05 of the median 24.0 GB/s" */
 };
 

@@ -205,10 +205,12 @@ int ll_check_parse(const char *text, const char *origin, struct ll_check_result 
 			json_int_t i = json_integer_value(x);
 			const char *name = json_string_value(json_object_get(o, "name"));
 
-			if (i < 0 || i >= r.nnodes || !name || !*name || r.nodes[i].name)
+			if (i < 0 || i >= r.nnodes || !name || !*name || r.nodes[i].name) {
 				rc = bad_line(err, origin, line, "not a valid node line");
-			else
+			} else {
 				r.nodes[i].name = ll_strdup(name);
+				r.nodes[i].nccl_fallback = json_is_true(json_object_get(o, "nccl_fallback"));
+			}
 		} else if ((x = json_object_get(o, "allreduce"))) {
 			if (parse_allreduce(&r, x) < 0)
 				rc = bad_line(err, origin, line, "not a valid all-reduce line");
@@ -373,28 +375,48 @@ void ll_check_decide(struct ll_check_result *res, const struct ll_profile_expect
 		}
 	}
 
-	if (nccl && nccl->fallback) {
+	{
+		size_t n_seen = 0;
 		struct ll_buf b;
-		bool first = true;
 
+		for (int i = 0; i < res->nnodes; i++)
+			n_seen += res->nodes[i].nccl_fallback;
 		ll_buf_init(&b);
-		ll_buf_addf(&b, "NCCL ran over sockets where the plan expected %s",
-			    nccl->expect == LL_NET_EXPECT_ROCE ? "RoCE" : nccl->expect == LL_NET_EXPECT_IB ? "InfiniBand" : "RDMA");
-		for (size_t i = 0; i < nccl->n_hosts; i++) {
-			const struct ll_nccl_host *h = &nccl->hosts[i];
+		if (nccl && nccl->fallback) {
+			bool first = true;
 
-			if (!h->fallback || !h->name)
-				continue;
-			/* the log verdict's own words for the host (llmlaunch logs prints them) */
-			ll_buf_add(&b, "; ");
-			ll_nccl_host_summary(h, &b);
-			first = false;
+			ll_buf_addf(&b, "NCCL ran over sockets where the plan expected %s",
+				    nccl->expect == LL_NET_EXPECT_ROCE ? "RoCE" : nccl->expect == LL_NET_EXPECT_IB ? "InfiniBand" : "RDMA");
+			for (size_t i = 0; i < nccl->n_hosts; i++) {
+				const struct ll_nccl_host *h = &nccl->hosts[i];
+
+				if (!h->fallback || !h->name)
+					continue;
+				/* the log verdict's own words for the host (llmlaunch logs prints them) */
+				ll_buf_add(&b, "; ");
+				ll_nccl_host_summary(h, &b);
+				first = false;
+			}
+			if (first && nccl->fallback_reason)
+				ll_buf_addf(&b, ": %s", nccl->fallback_reason);
+		} else if (n_seen) {
+			ll_buf_add(&b, "NCCL ran over sockets where the plan expected RDMA");
 		}
-		if (first && nccl->fallback_reason)
-			ll_buf_addf(&b, ": %s", nccl->fallback_reason);
-		ll_buf_add(&b, "; the figures measure sockets, not the planned network");
-		v.transport_fallback = true;
-		v.transport_why = ll_buf_detach(&b);
+		if (n_seen) {
+			/* what the other nodes read in their own logs, carried with the figures */
+			size_t shown = 0;
+
+			ll_buf_add(&b, " (seen in the logs of ");
+			for (int i = 0; i < res->nnodes; i++)
+				if (res->nodes[i].nccl_fallback)
+					ll_buf_addf(&b, "%s%s", shown++ ? ", " : "", res->nodes[i].name);
+			ll_buf_add(&b, ")");
+		}
+		if (b.len) {
+			ll_buf_add(&b, "; the figures measure sockets, not the planned network");
+			v.transport_fallback = true;
+			v.transport_why = ll_buf_detach(&b);
+		}
 		ll_buf_release(&b);
 	}
 	v.ok = res->complete && !v.n_named && !v.job_slow && !v.transport_fallback;

@@ -60,6 +60,8 @@ int ll_check_cli_option(struct ll_check_cli *o, int opt, const char *arg)
 
 struct check_watch {
 	struct ll_ncclwatch *nccl;
+	const char *flag_path;      /* created once NCCL's logs here show a fallback */
+	bool flagged;
 	const char *out_path;
 	double start, deadline;
 	bool progress;              /* this node shows the progress line (node 0) */
@@ -91,8 +93,12 @@ static int check_watch(void *data)
 {
 	struct check_watch *w = data;
 
-	if (w->nccl)
+	if (w->nccl) {
 		ll_ncclwatch_poll(w->nccl, stderr); /* the fallback is judged at the end */
+		/* and told to the script, which carries it to every node with the figures */
+		if (!w->flagged && ll_ncclwatch_verdict(w->nccl)->fallback)
+			w->flagged = ll_file_replace(w->flag_path, "1\n", 2, 0644) == 0;
+	}
 	if (w->progress)
 		show_progress(w);
 	if (ll_now_s() > w->deadline) {
@@ -332,7 +338,7 @@ int ll_cli_check(const struct ll_check_request *req, struct ll_error *err)
 	struct ll_check_model model = { .alpha_us = gpus ? 10 : 250, .node_gbps = gpus ? 400 : 0.5 };
 	struct ll_check_estimate est;
 	struct ll_jobdir jobdir = { .lock_fd = -1 };
-	_cleanup_free_ char *script = NULL, *out_path = NULL, *nccldir = NULL, *owned_name = NULL;
+	_cleanup_free_ char *script = NULL, *out_path = NULL, *nccldir = NULL, *owned_name = NULL, *flag_path = NULL;
 	_cleanup_free_ char *sizes = NULL, *partners = NULL, *pair_bytes = NULL, *iters = NULL, *reps = NULL;
 	_cleanup_free_ char *ar_reps = NULL, *lat_iters = NULL, *nproc_text = NULL, *rdzv_id = NULL, *text = NULL, *exclude = NULL;
 	_cleanup_(ll_launch_freep) struct ll_launch *launch = NULL;
@@ -366,6 +372,7 @@ int ll_cli_check(const struct ll_check_request *req, struct ll_error *err)
 	if (r < 0)
 		return r;
 	out_path = ll_asprintf("%s/check.jsonl", jobdir.path);
+	flag_path = ll_asprintf("%s/nccl-fallback", jobdir.path);
 	sizes = sizes_arg(&params);
 	partners = partners_arg(cl);
 	pair_bytes = ll_asprintf("%zu", params.pair_bytes);
@@ -376,7 +383,8 @@ int ll_cli_check(const struct ll_check_request *req, struct ll_error *err)
 	{
 		char *args[] = { "--out", out_path, "--node-name", (char *)node_name(req->facts, cl->node_rank, &owned_name),
 				 partners, "--sizes", sizes, "--pair-bytes", pair_bytes, "--iters", iters,
-				 "--reps", reps, "--lat-iters", lat_iters, "--allreduce-reps", ar_reps };
+				 "--reps", reps, "--lat-iters", lat_iters, "--allreduce-reps", ar_reps,
+				 "--nccl-flag", flag_path };
 		struct ll_launch_request lr = {
 			.self_exe = req->self_exe,
 			.python = req->python,
@@ -421,6 +429,7 @@ int ll_cli_check(const struct ll_check_request *req, struct ll_error *err)
 		}
 	}
 	h.w.out_path = out_path;
+	h.w.flag_path = flag_path;
 	h.w.start = start;
 	h.w.deadline = start + deadline_s;
 	h.w.progress = cl->node_rank == 0;
@@ -473,6 +482,7 @@ int ll_cli_check(const struct ll_check_request *req, struct ll_error *err)
 		print_report(req->report, req->json, &res, &v, exclude, ll_now_s() - start, deadline_s);
 	r = act(req, &res, &v, exclude, err);
 	unlink(out_path);
+	unlink(flag_path);
 out:
 	if (r < 0 && r != -EHOSTDOWN && access(out_path, F_OK) == 0)
 		ll_warnf("the check's results are kept in '%s'", out_path);

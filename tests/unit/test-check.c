@@ -236,6 +236,35 @@ static void test_fallback_from_a_scanned_log(void **state)
 	ll_ncclscan_free(scan);
 }
 
+/* Another node's llmlaunch saw the fallback in its own logs: the figures carry it,
+ * and every node's verdict says so. */
+static void test_fallback_seen_elsewhere(void **state)
+{
+	_cleanup_free_ char *text = four_nodes(-1, 1, true);
+	char *p = strstr(text, "\"name\":\"n3\"}");
+	struct ll_buf b;
+	struct ll_check_result r;
+	struct ll_check_verdict v;
+
+	(void)state;
+	assert_non_null(p);
+	ll_buf_init(&b);
+	ll_buf_addf(&b, "%.*s\"name\":\"n3\",\"nccl_fallback\":true}%s", (int)(p - text), text,
+		    p + strlen("\"name\":\"n3\"}"));
+	parse_ok(b.s, &r);
+	assert_true(r.nodes[2].nccl_fallback);
+	assert_false(r.nodes[1].nccl_fallback);
+	ll_check_decide(&r, NULL, NULL, &v);
+	assert_true(v.transport_fallback);
+	assert_false(v.ok);
+	assert_int_equal(v.n_named, 0);
+	assert_string_equal(v.transport_why, "NCCL ran over sockets where the plan expected RDMA (seen in the logs of n3); "
+					     "the figures measure sockets, not the planned network");
+	ll_check_verdict_release(&v);
+	ll_check_result_release(&r);
+	ll_buf_release(&b);
+}
+
 static void test_stopped_and_bad_lines(void **state)
 {
 	_cleanup_free_ char *text = four_nodes(-1, 1, false);
@@ -289,6 +318,7 @@ int main(void)
 		cmocka_unit_test(test_noise_is_not_slow),
 		cmocka_unit_test(test_expectation_and_fallback),
 		cmocka_unit_test(test_fallback_from_a_scanned_log),
+		cmocka_unit_test(test_fallback_seen_elsewhere),
 		cmocka_unit_test(test_stopped_and_bad_lines),
 		cmocka_unit_test(test_on_slow_names),
 	};
