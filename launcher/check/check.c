@@ -114,8 +114,8 @@ void ll_check_estimate(size_t n, const struct ll_check_params *p, const struct l
 		if ((size_t)in > ret->pair_tests_per_node)
 			ret->pair_tests_per_node = (size_t)in;
 	}
-	/* the script's table: a row per node (2 doubles a round and repetition, the NCCL flag, 64 for the
-	 * name), one MAX all-reduce, then a barrier */
+	/* the script's table: a row per node (2 doubles a round and repetition, the NCCL
+	 * flag, 64 for the name), one MAX all-reduce, then a barrier */
 	per_rank_row = 8.0 * (2.0 * rounds * p->reps + 1 + 64);
 	ret->gather_bytes = (size_t)(per_rank_row * (double)n);
 	ret->gather_s = (allreduce_us(w, per_rank_row * (double)n, m) + barrier) / 1e6;
