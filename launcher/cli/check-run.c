@@ -340,7 +340,8 @@ int ll_cli_check(const struct ll_check_request *req, struct ll_error *err)
 	struct ll_jobdir jobdir = { .lock_fd = -1 };
 	_cleanup_free_ char *script = NULL, *out_path = NULL, *nccldir = NULL, *owned_name = NULL, *flag_path = NULL;
 	_cleanup_free_ char *sizes = NULL, *partners = NULL, *pair_bytes = NULL, *iters = NULL, *reps = NULL;
-	_cleanup_free_ char *ar_reps = NULL, *lat_iters = NULL, *nproc_text = NULL, *rdzv_id = NULL, *text = NULL, *exclude = NULL;
+	_cleanup_free_ char *ar_reps = NULL, *lat_iters = NULL, *nproc_text = NULL, *rdzv_id = NULL;
+	_cleanup_free_ char *text = NULL, *exclude = NULL;
 	_cleanup_(ll_launch_freep) struct ll_launch *launch = NULL;
 	struct { struct check_watch w; } h = { 0 };
 	struct ll_torchrun_arg user[2];

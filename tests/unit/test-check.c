@@ -289,7 +289,8 @@ static void test_stopped_and_bad_lines(void **state)
 	assert_int_equal(ll_check_parse("{\"node\":0,\"name\":\"n1\"}\n", "out", &r, &err), -EINVAL);
 	assert_string_equal(err.message, "out:1: results before the check's header");
 	ll_error_clear(&err);
-	assert_int_equal(ll_check_parse("{\"check\":1,\"backend\":\"gloo\",\"world\":4,\"nnodes\":4,\"nproc\":1,\"rounds\":3}\n",
+	assert_int_equal(ll_check_parse("{\"check\":1,\"backend\":\"gloo\",\"world\":4,\"nnodes\":4,"
+					"\"nproc\":1,\"rounds\":3}\n",
 					"out", &r, &err),
 			 -EINVAL);
 	assert_string_equal(err.message, "out:1: not a valid check header");
