@@ -52,3 +52,15 @@ char *ll_installed_profile_dir(void)
 		return ll_strdup(LLMLAUNCH_PROFILE_DIR);
 	return ll_asprintf("%s/%s", dir, LLMLAUNCH_BIN_TO_PROFILE_DIR);
 }
+
+char *ll_installed_python_file(const char *name)
+{
+	_cleanup_free_ char *dir = NULL;
+
+	if (ll_running_from_build_tree())
+		return ll_asprintf("%s/%s", LLMLAUNCH_SOURCE_PYTHON_DIR, name);
+	dir = ll_exe_dir();
+	if (!dir)
+		return NULL;
+	return ll_asprintf("%s/%s/%s", dir, LLMLAUNCH_BIN_TO_PYTHON_DIR, name);
+}

@@ -7,6 +7,7 @@
 _llmlaunch_common='--topology --fsroot --profile --cacert --allow-http --allow-loader-vars --no-cache --help'
 _llmlaunch_plan='--set --bind --nproc-per-node'
 _llmlaunch_agree='--agree-timeout --strict'
+_llmlaunch_check='--on-slow --exclude-file --drain --check-timeout'
 _llmlaunch_torchrun='--nnodes --node-rank --master-addr --master-port --rdzv-backend --rdzv-endpoint
 	--rdzv-id --rdzv-conf --standalone --max-restarts --monitor-interval --start-method --role
 	--no-python --run-path --log-dir --redirects --tee'
@@ -17,8 +18,9 @@ _llmlaunch_options() {
 	probe) echo "--json --save $_llmlaunch_common" ;;
 	env) echo "--format $_llmlaunch_plan $_llmlaunch_common $_llmlaunch_agree" ;;
 	explain) echo "--json $_llmlaunch_plan $_llmlaunch_common $_llmlaunch_agree" ;;
-	run) echo "--python --module --dry-run --json --exec --grace --on-fallback $_llmlaunch_plan $_llmlaunch_common" \
-		"$_llmlaunch_agree $_llmlaunch_torchrun" ;;
+	check) echo "--json --python $_llmlaunch_check $_llmlaunch_plan $_llmlaunch_common $_llmlaunch_agree" ;;
+	run) echo "--python --module --dry-run --json --exec --grace --on-fallback --preflight $_llmlaunch_check" \
+		"$_llmlaunch_plan $_llmlaunch_common $_llmlaunch_agree $_llmlaunch_torchrun" ;;
 	logs) echo "--json --expect-net --follow --on-fallback --timeout --help" ;;
 	profiles) echo "--json $_llmlaunch_common" ;;
 	slurm)
@@ -43,7 +45,7 @@ _llmlaunch_takes_value() {
 		--save | --cacert | --fsroot | --follow | --state-dir | --log-dir | --python | --scontrol | --set | \
 		--nproc-per-node | --agree-timeout | --grace | --timeout | --module | --nnodes | --node-rank | \
 		--master-addr | --master-port | --rdzv-endpoint | --rdzv-id | --rdzv-conf | --max-restarts | \
-		--monitor-interval | --role | --redirects | --tee | -m | -r | -t)
+		--monitor-interval | --role | --redirects | --tee | --on-slow | --exclude-file | --check-timeout | -m | -r | -t)
 		return 0 ;;
 	esac
 	return 1
@@ -58,6 +60,7 @@ _llmlaunch_value() {
 	--bind) mapfile -t COMPREPLY < <(compgen -W 'numa core none' -- "$cur") ;;
 	--expect-net) mapfile -t COMPREPLY < <(compgen -W 'ib roce socket any' -- "$cur") ;;
 	--on-fallback) mapfile -t COMPREPLY < <(compgen -W 'warn stop' -- "$cur") ;;
+	--on-slow) mapfile -t COMPREPLY < <(compgen -W 'warn stop exclude' -- "$cur") ;;
 	--rdzv-backend) mapfile -t COMPREPLY < <(compgen -W 'c10d etcd etcd-v2 static' -- "$cur") ;;
 	--start-method) mapfile -t COMPREPLY < <(compgen -W 'spawn fork forkserver' -- "$cur") ;;
 	--profile)
@@ -66,6 +69,7 @@ _llmlaunch_value() {
 		;;
 	--topology | --save) _llmlaunch_files xml "$cur" ;;
 	--cacert) _llmlaunch_files '@(pem|crt)' "$cur" ;;
+	--exclude-file) _llmlaunch_files '*' "$cur" ;;
 	--fsroot | --follow | --state-dir | --log-dir) _llmlaunch_dirs "$cur" ;;
 	--python | --scontrol)
 		mapfile -t COMPREPLY < <(compgen -c -- "$cur")
@@ -118,7 +122,7 @@ _llmlaunch() {
 		[ "$p" = = ] && p=${words[i - 2]}
 		if [ -z "$cmd" ]; then
 			case $w in
-			env | explain | logs | probe | profiles | run | slurm) cmd=$w ;;
+			check | env | explain | logs | probe | profiles | run | slurm) cmd=$w ;;
 			-*) cmd=run ;;
 			*) cmd=run script_seen=1 ;;
 			esac
@@ -154,7 +158,7 @@ _llmlaunch() {
 		if [[ $cur == -* ]]; then
 			mapfile -t COMPREPLY < <(compgen -W "--help --version $(_llmlaunch_options run)" -- "$cur")
 		else
-			mapfile -t COMPREPLY < <(compgen -W 'env explain logs probe profiles run slurm' -- "$cur")
+			mapfile -t COMPREPLY < <(compgen -W 'check env explain logs probe profiles run slurm' -- "$cur")
 			_llmlaunch_files py "$cur" add
 		fi
 	elif [ "$cmd" = slurm ] && [ -z "$sub" ]; then

@@ -8,7 +8,7 @@ set -g __llmlaunch_value_opts --format --bind --expect-net --on-fallback --rdzv-
     --profile --topology --save --cacert --fsroot --follow --state-dir --log-dir --python --scontrol --set \
     --nproc-per-node --nproc_per_node --agree-timeout --grace --timeout --module --nnodes --node-rank \
     --master-addr --master-port --rdzv-endpoint --rdzv-id --rdzv-conf --max-restarts --monitor-interval \
-    --role --redirects --tee -m -r -t
+    --role --redirects --tee --on-slow --exclude-file --check-timeout -m -r -t
 
 # Print "COMMAND SUB SCRIPT": the command (run when the first word is a SCRIPT or an
 # option), the slurm/profiles subcommand or "-", and 1 when run's SCRIPT (or -m
@@ -23,7 +23,7 @@ function __llmlaunch_state
     for t in $tokens
         if test -z "$cmd"
             switch $t
-                case env explain logs probe profiles run slurm
+                case check env explain logs probe profiles run slurm
                     set cmd $t
                 case '-*'
                     set cmd run
@@ -86,6 +86,7 @@ end
 complete -c llmlaunch -f
 
 # Commands, or a training script (then it is `run`).
+complete -c llmlaunch -n __llmlaunch_no_command -a check -d 'preflight: name slow or broken nodes'
 complete -c llmlaunch -n __llmlaunch_no_command -a env -d "print this node's NCCL/torchrun environment"
 complete -c llmlaunch -n __llmlaunch_no_command -a explain -d 'show every planned value with its source and reason'
 complete -c llmlaunch -n __llmlaunch_no_command -a logs -d 'read NCCL logs and say which transport really ran'
@@ -98,7 +99,7 @@ complete -c llmlaunch -n __llmlaunch_no_command -l version -d 'print the version
 complete -c llmlaunch -n '__llmlaunch_is run' -a '(__llmlaunch_files .py)'
 
 # Options every fact-reading command shares; planning options.
-for cond in '__llmlaunch_is env explain probe run profiles' '__llmlaunch_sub slurm prolog task-prolog'
+for cond in '__llmlaunch_is check env explain probe run profiles' '__llmlaunch_sub slurm prolog task-prolog'
     complete -c llmlaunch -n $cond -l topology -x -a '(__llmlaunch_files .xml)' -d 'replay a snapshot (hwloc XML)'
     complete -c llmlaunch -n $cond -l fsroot -x -a '(__fish_complete_directories)' -d 'read /sys and /proc under DIR'
     complete -c llmlaunch -n $cond -l profile -x -a '(__llmlaunch_profiles)' -d 'apply a profile (name, file or URL)'
@@ -107,19 +108,28 @@ for cond in '__llmlaunch_is env explain probe run profiles' '__llmlaunch_sub slu
     complete -c llmlaunch -n $cond -l allow-loader-vars -d 'let profiles set LD_PRELOAD, PYTHONPATH ...'
     complete -c llmlaunch -n $cond -l no-cache -d 'probe in full, without the per-boot topology cache'
 end
-complete -c llmlaunch -n '__llmlaunch_is env explain probe logs profiles slurm run' -s h -l help -d 'show this help'
-for cond in '__llmlaunch_is env explain run' '__llmlaunch_sub slurm task-prolog'
+complete -c llmlaunch -n '__llmlaunch_is check env explain probe logs profiles slurm run' -s h -l help -d 'show this help'
+for cond in '__llmlaunch_is check env explain run' '__llmlaunch_sub slurm task-prolog'
     complete -c llmlaunch -n $cond -l set -x -d 'set NAME=VALUE above everything else'
     complete -c llmlaunch -n $cond -l bind -x -a 'numa core none' -d "where each rank's CPUs come from"
     complete -c llmlaunch -n $cond -l nproc-per-node -x -d 'workers on this node'
 end
-complete -c llmlaunch -n '__llmlaunch_is env explain run' -l agree-timeout -x -d 'wait at most S seconds for every node'
-complete -c llmlaunch -n '__llmlaunch_is env explain run' -l strict -d 'soft differences between nodes are errors'
+complete -c llmlaunch -n '__llmlaunch_is check env explain run' -l agree-timeout -x -d 'wait at most S seconds for every node'
+complete -c llmlaunch -n '__llmlaunch_is check env explain run' -l strict -d 'soft differences between nodes are errors'
 
 # probe, env, explain
 complete -c llmlaunch -n '__llmlaunch_is probe explain' -l json -d 'one JSON object instead of text'
 complete -c llmlaunch -n '__llmlaunch_is probe' -l save -x -a '(__llmlaunch_files .xml)' -d 'write the annotated topology as hwloc XML'
 complete -c llmlaunch -n '__llmlaunch_is env' -l format -x -a 'sh fish dotenv json slurm' -d 'output format'
+
+# check, and the same options for run --preflight
+complete -c llmlaunch -n '__llmlaunch_is check' -l json -d 'the report as one JSON object'
+complete -c llmlaunch -n '__llmlaunch_is check' -l python -x -a '(__fish_complete_command)' -d 'interpreter for torchrun and the check'
+complete -c llmlaunch -n '__llmlaunch_is run' -l preflight -d 'run the preflight check over the same world first'
+complete -c llmlaunch -n '__llmlaunch_is check run' -l on-slow -x -a 'warn stop exclude' -d 'when the check names a slow or broken node'
+complete -c llmlaunch -n '__llmlaunch_is check run' -l exclude-file -r -F -d 'where --on-slow exclude writes the nodes'
+complete -c llmlaunch -n '__llmlaunch_is check run' -l drain -d 'with --on-slow exclude: also drain the nodes'
+complete -c llmlaunch -n '__llmlaunch_is check run' -l check-timeout -x -d 'stop the check after S seconds'
 
 # run (also `llmlaunch [OPTIONS] SCRIPT`) and torchrun's own options.
 complete -c llmlaunch -n '__llmlaunch_is run' -l python -x -a '(__fish_complete_command)' -d 'interpreter for torchrun and the workers'

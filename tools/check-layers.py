@@ -30,6 +30,7 @@ LAYERS = [
     "launcher/slurm",
     "launcher/agree",
     "launcher/logs",
+    "launcher/check",
     "launcher/launch",
     "launcher/cli",
     "launcher/modules",

@@ -111,6 +111,7 @@ void ll_ctx_profile_opts(const struct ll_ctx *ctx, struct ll_profile_opts *ret);
 int ll_ctx_profiles(struct ll_ctx *ctx, struct ll_profile_set **ret, struct ll_error *err);
 
 int cmd_probe(int argc, char **argv, struct ll_ctx *ctx);
+int cmd_check(int argc, char **argv, struct ll_ctx *ctx);
 int cmd_env(int argc, char **argv, struct ll_ctx *ctx);
 int cmd_explain(int argc, char **argv, struct ll_ctx *ctx);
 int cmd_run(int argc, char **argv, struct ll_ctx *ctx);

@@ -26,4 +26,11 @@ int ll_hostlist_first(const char *list, char **ret, struct ll_error *err);
 /* Number of names the list stands for, without expanding it; -EINVAL on syntax errors. */
 int ll_hostlist_count(const char *list, size_t *ret, struct ll_error *err);
 
+/* The names as one hostlist expression, as `scontrol show hostlist` writes them and
+ * `sbatch --exclude` reads them: names of one prefix and one digit count share a
+ * bracket group of ranges ("n[1-3,7]"), groups in the order their first name came,
+ * names without trailing digits as they are. ll_hostlist_expand() gives the names back
+ * (each group sorted). Never NULL; "" for no names. Malloc'ed. */
+char *ll_hostlist_compress(char *const *names, size_t n);
+
 #endif

@@ -18,4 +18,8 @@ bool ll_running_from_build_tree(void);
  * else BINDIR/../share/llmlaunch/profiles relative to the binary. */
 char *ll_installed_profile_dir(void);
 
+/* A Python file llmlaunch ships (the preflight check's llmlaunch_check.py): the source
+ * tree's python/NAME from a build tree, else BINDIR/../share/llmlaunch/python/NAME. */
+char *ll_installed_python_file(const char *name);
+
 #endif

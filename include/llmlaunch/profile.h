@@ -61,13 +61,28 @@ struct ll_profile_match {
 	unsigned n_conditions;  /* how specific the match is (orders installed profiles) */
 };
 
-/* `expect`: health expectations for the Slurm prolog. -1 / UNKNOWN: not stated. */
+/* A figure the preflight check (docs/check.md) expects of this machine type, with
+ * where it was stated: its source, printed with every verdict it decides. */
+struct ll_profile_figure {
+	double value;           /* < 0: not stated */
+	const char *origin;     /* borrowed from the stating profile (the set owns it) */
+	unsigned line;
+};
+
+/* `expect`: health expectations for the Slurm prolog, and the preflight check's
+ * figures. -1 / UNKNOWN: not stated. */
 struct ll_profile_expect {
 	int gpus;
 	int active_rdma_ports;
 	enum ll_link_layer link_layer;
 	enum ll_tristate gdr_required;
+	struct ll_profile_figure allreduce_busbw_gbps; /* the whole job's, at the largest size */
+	struct ll_profile_figure pair_busbw_gbps;      /* a node's figure: its best pair test */
+	struct ll_profile_figure pair_latency_us;      /* a node's best small-message round trip / 2 */
 };
+
+/* The expectations of nothing stated. */
+void ll_profile_expect_init(struct ll_profile_expect *e);
 
 struct ll_profile_ref {
 	char *target;           /* name, path or URL as written */

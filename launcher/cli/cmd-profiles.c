@@ -154,6 +154,24 @@ static void print_when(struct ll_out *o, const struct ll_profile_value *v)
 	ll_buf_release(&b);
 }
 
+/* A preflight figure: {value, source} in JSON (null when not stated). */
+static void show_figure(struct ll_out *o, const char *key, const char *unit, const struct ll_profile_figure *f)
+{
+	_cleanup_free_ char *fmt = ll_asprintf("  %-20s %%s", key), *src = NULL;
+
+	if (f->value <= 0) {
+		ll_out_string(o, key, fmt, NULL);
+		ll_out_text(o, "\n");
+		return;
+	}
+	src = ll_asprintf("%s:%u", f->origin, f->line);
+	ll_out_open_object(o, key);
+	ll_out_double(o, "value", fmt, f->value, true);
+	ll_out_string(o, "source", NULL, src);
+	ll_out_close_object(o);
+	ll_out_text(o, " %s (%s)\n", unit, src);
+}
+
 static void print_set(struct ll_out *o, const struct ll_profile_set *s)
 {
 	ll_out_open_array(o, "layers");
@@ -224,6 +242,10 @@ static void print_set(struct ll_out *o, const struct ll_profile_set *s)
 		   s->expect.active_rdma_ports >= 0);
 	ll_out_string(o, "link_layer", "  link_layer         %s\n", ll_link_layer_name(s->expect.link_layer));
 	ll_out_bool(o, "gdr_required", "  gdr_required       %s\n", s->expect.gdr_required);
+	ll_out_text(o, "\nExpect (for the preflight check, docs/check.md)\n");
+	show_figure(o, "allreduce_busbw_gbps", "GB/s", &s->expect.allreduce_busbw_gbps);
+	show_figure(o, "pair_busbw_gbps", "GB/s", &s->expect.pair_busbw_gbps);
+	show_figure(o, "pair_latency_us", "us", &s->expect.pair_latency_us);
 	ll_out_close_object(o);
 }
 

@@ -1,6 +1,6 @@
 /* Internal to `llmlaunch run`, which is split by stage: what the command line asks
  * for (cmd-run-options.c), the checks made before anything is planned or started
- * (cmd-run-preflight.c), and planning, agreeing, launching and supervising (cmd-run.c). */
+ * (cmd-run-checks.c), and planning, agreeing, launching and supervising (cmd-run.c). */
 #ifndef LLMLAUNCH_CMD_RUN_INTERNAL_H
 #define LLMLAUNCH_CMD_RUN_INTERNAL_H
 
@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "check-cmd.h"
 #include "llmlaunch/cli.h"
 #include "llmlaunch/launch.h"
 #include "llmlaunch/nccl-watch.h"
@@ -28,6 +29,8 @@ struct run_options {
 	char **script_args;
 	size_t n_script_args;
 	struct ll_agree_options agree;  /* --agree-timeout, --strict */
+	bool preflight;                 /* --preflight: the check first (check-run.c) */
+	struct ll_check_cli check;      /* --on-slow, --exclude-file, --drain, --check-timeout */
 };
 
 /* ---- cmd-run-options.c ---------------------------------------------------------- */
@@ -40,7 +43,7 @@ void run_options_release(struct run_options *o);
 /* The last torchrun option `name` (underscore spelling) the user gave, or NULL. */
 const struct ll_torchrun_arg *run_user_arg(const struct run_options *o, const char *name);
 
-/* ---- cmd-run-preflight.c -------------------------------------------------------- */
+/* ---- cmd-run-checks.c ----------------------------------------------------------- */
 
 /* The script exists (a module, or a --no-python program found on PATH, is taken on
  * trust); a missing one that looks like a mistyped command gets a hint. */
@@ -48,6 +51,14 @@ int run_check_script(const struct run_options *o, struct ll_error *err);
 /* The plan has no lint that says the job cannot work (a locked-memory limit RDMA
  * registration cannot live with): else -EPERM, with that lint as the message. */
 int run_check_plan(const struct ll_plan *plan, struct ll_error *err);
+/* --python, else $LLMLAUNCH_PYTHON, else a profile's "python" (plan NULL: none yet),
+ * else python3. */
+const char *run_choose_python(const char *given, const struct ll_plan *plan);
+/* The job is over: keep NCCL's logs in `dir` (and say where) when someone will read
+ * them (the job failed), else remove them. */
+void run_nccl_logs_done(const char *dir, bool keep);
+/* llmlaunch's own path (malloc'ed), NULL with err set. */
+char *run_self_exe(struct ll_error *err);
 /* Find an interpreter as execvp would; *ret malloc'ed. */
 int run_find_program(const char *name, char **ret, struct ll_error *err);
 /* Start checking that `python` can import torch; the interpreter's start-up (~20 ms)

@@ -19,6 +19,7 @@ enum {
 	OPT_GRACE,
 	OPT_MODULE,
 	OPT_ON_FALLBACK,
+	OPT_PREFLIGHT,
 	OPT_TORCHRUN = 0x2000, /* + index into ll_torchrun_options */
 };
 
@@ -53,6 +54,8 @@ static void usage(FILE *f)
 		"                         later (default 15)\n"
 		"  --on-fallback warn|stop  when NCCL's logs show it fell back to sockets where the\n"
 		"                         plan expected InfiniBand or RoCE: warn (default) or stop\n"
+		"  --preflight            first run 'llmlaunch check' over the same world; its\n"
+		"                         --on-slow, --exclude-file, --drain, --check-timeout apply\n"
 		LL_COMMON_HELP
 		LL_AGREE_HELP
 		"  -h, --help        show this help\n"
@@ -91,6 +94,8 @@ static struct option *build_longopts(void)
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "grace", required_argument, NULL, OPT_GRACE },
 		{ "on-fallback", required_argument, NULL, OPT_ON_FALLBACK },
+		{ "preflight", no_argument, NULL, OPT_PREFLIGHT },
+		LL_CHECK_LONG_OPTIONS,
 		LL_COMMON_LONG_OPTIONS,
 		LL_AGREE_LONG_OPTIONS,
 	};
@@ -260,6 +265,16 @@ int run_parse_argv(int argc, char **argv, struct ll_ctx *ctx, struct run_options
 				r = -EINVAL;
 			}
 			break;
+		case OPT_PREFLIGHT:
+			o->preflight = true;
+			break;
+		case LL_OPT_ON_SLOW:
+		case LL_OPT_EXCLUDE_FILE:
+		case LL_OPT_DRAIN:
+		case LL_OPT_CHECK_TIMEOUT:
+			if (ll_check_cli_option(&o->check, c, optarg) < 0)
+				r = -EINVAL;
+			break;
 		case 'r':
 			add_user(o, ll_torchrun_option_find("redirects"), optarg);
 			break;
@@ -350,6 +365,18 @@ int run_parse_argv(int argc, char **argv, struct ll_ctx *ctx, struct run_options
 		r = rendezvous_options(o);
 	if (r > 0 && o->json && !o->dry_run) {
 		ll_errorf("--json goes with --dry-run");
+		r = -EINVAL;
+	}
+	if (r > 0 && o->preflight && o->dry_run) {
+		ll_errorf("--preflight and --dry-run exclude each other: the check runs a job");
+		r = -EINVAL;
+	}
+	if (r > 0 && !o->preflight && (o->check.on_slow || o->check.exclude_file || o->check.drain || o->check.timeout_s > 0)) {
+		ll_errorf("--on-slow, --exclude-file, --drain and --check-timeout go with --preflight");
+		r = -EINVAL;
+	}
+	if (r > 0 && o->check.drain && o->check.on_slow != LL_ON_SLOW_EXCLUDE) {
+		ll_errorf("--drain goes with --on-slow exclude");
 		r = -EINVAL;
 	}
 	if (r > 0 && o->exec && o->dry_run) {

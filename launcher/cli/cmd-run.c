@@ -2,7 +2,6 @@
  * torchrun. Parse, check what can be checked before anything runs (script,
  * interpreter, torch), plan, agree, build the command, then print it (--dry-run),
  * become it (--exec) or supervise it (default). */
-#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <string.h>
@@ -20,8 +19,6 @@
 #include "llmlaunch/quote.h"
 
 extern char **environ;
-
-#define DEFAULT_PYTHON "python3"
 
 /* ---- output ---- */
 
@@ -91,19 +88,6 @@ static void notify_stderr(void *data, const char *message)
 	ll_errorf("%s", message);
 }
 
-static char *self_exe(struct ll_error *err)
-{
-	char buf[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-
-	if (n < 0) {
-		ll_error_set(err, -errno, "cannot find llmlaunch's own path in '/proc/self/exe': %s", strerror(errno));
-		return NULL;
-	}
-	buf[n] = 0;
-	return ll_strdup(buf);
-}
-
 /* ---- the NCCL log watcher ---- */
 
 static int watch_nccl(void *data)
@@ -116,47 +100,11 @@ static int watch_nccl(void *data)
 	return 1;
 }
 
-/* Keep NCCL's logs only when the job failed: that is when someone reads them. */
-static void nccl_logs_done(const char *dir, bool keep)
-{
-	DIR *d;
-	struct dirent *e;
-
-	if (keep) {
-		ll_errorf("NCCL logs kept in '%s' (read them with 'llmlaunch logs %s')", dir, dir);
-		return;
-	}
-	if (!(d = opendir(dir)))
-		return;
-	while ((e = readdir(d))) {
-		if (ll_startswith(e->d_name, LL_NCCLWATCH_FILE_PREFIX)) {
-			char *p = ll_asprintf("%s/%s", dir, e->d_name);
-			unlink(p);
-			free(p);
-		}
-	}
-	closedir(d);
-}
-
-/* --python, else $LLMLAUNCH_PYTHON, else a profile's "python", else python3. */
-static const char *choose_python(const struct run_options *o, const struct ll_plan *plan)
-{
-	const char *env = getenv("LLMLAUNCH_PYTHON");
-	const char *planned = ll_plan_value(plan, "python");
-
-	if (o->python)
-		return o->python;
-	if (env && *env)
-		return env;
-	if (planned && *planned)
-		return planned;
-	return DEFAULT_PYTHON;
-}
-
 int cmd_run(int argc, char **argv, struct ll_ctx *ctx)
 {
 	struct run_options o = { .grace_s = DEFAULT_GRACE_S };
 	_cleanup_(ll_plan_freep) struct ll_plan *plan = NULL;
+	_cleanup_(ll_profile_set_freep) struct ll_profile_set *profiles = NULL;
 	_cleanup_(ll_launch_freep) struct ll_launch *launch = NULL;
 	_cleanup_free_ char *early_python = NULL;
 	pid_t early_check = 0;
@@ -183,12 +131,12 @@ int cmd_run(int argc, char **argv, struct ll_ctx *ctx)
 	/* Only a real launch pays for starting the interpreter (~20 ms), and it starts
 	 * now so that it overlaps the probe; a profile's choice of interpreter (known
 	 * after planning) makes it start again. */
-	if (!o.dry_run && run_find_program(choose_python(&o, NULL), &early_python, NULL) == 0)
+	if (!o.dry_run && run_find_program(run_choose_python(o.python, NULL), &early_python, NULL) == 0)
 		run_torch_check_start(early_python, &early_check);
-	r = ll_ctx_plan(ctx, &o.plan, environ, &plan, NULL, &err);
+	r = ll_ctx_plan(ctx, &o.plan, environ, &plan, o.preflight ? &profiles : NULL, &err);
 	if (r < 0)
 		goto fail;
-	r = run_find_program(choose_python(&o, plan), &python, &err);
+	r = run_find_program(run_choose_python(o.python, plan), &python, &err);
 	if (r < 0) {
 		ll_error_hint(&err, "choose the interpreter with --python PATH or LLMLAUNCH_PYTHON");
 		goto fail;
@@ -203,7 +151,7 @@ int cmd_run(int argc, char **argv, struct ll_ctx *ctx)
 	if (r < 0)
 		goto fail;
 
-	self = self_exe(&err);
+	self = run_self_exe(&err);
 	if (!self)
 		goto fail;
 	/* torchrun writes below --log_dir; a per-job directory keeps two jobs apart and
@@ -290,6 +238,27 @@ int cmd_run(int argc, char **argv, struct ll_ctx *ctx)
 	early_check = 0; /* reaped */
 	if (r < 0)
 		goto fail_dir;
+	if (o.preflight) {
+		/* Only --preflight pays for this: a plain run starts as before. */
+		struct ll_check_request creq = {
+			.plan = plan,
+			.cluster = &cluster,
+			.facts = ctx->facts,
+			.expect = profiles ? &profiles->expect : NULL,
+			.self_exe = self,
+			.python = python,
+			.nproc_per_node = o.plan.nproc_per_node,
+			/* the job's own port stays the job's: the check's store must be gone
+			 * before any node's job connects, and nodes finish the check apart */
+			.port_offset = 1,
+			.report = stderr,
+			.cli = &o.check,
+		};
+
+		r = ll_cli_check(&creq, &err);
+		if (r < 0)
+			goto fail_dir;
+	}
 
 	fflush(stdout);
 	fflush(stderr);
@@ -328,7 +297,7 @@ int cmd_run(int argc, char **argv, struct ll_ctx *ctx)
 	}
 	if (watch) {
 		ll_ncclwatch_finish(watch, stderr);
-		nccl_logs_done(nccldir, status != 0 && ll_ncclwatch_verdict(watch)->files > 0);
+		run_nccl_logs_done(nccldir, status != 0 && ll_ncclwatch_verdict(watch)->files > 0);
 	}
 	ll_jobdir_release(&jobdir);
 	goto out;

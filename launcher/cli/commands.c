@@ -7,6 +7,7 @@
 /* Alphabetical. A first argument that is no command name is a SCRIPT for `run`. */
 const struct ll_command ll_commands[] = {
 	{ "__worker", cmd_worker, NULL },
+	{ "check", cmd_check, "preflight: a short collective job that names slow or broken nodes" },
 	{ "env", cmd_env, "print this node's NCCL/torchrun environment (sh, fish, dotenv, json, slurm)" },
 	{ "explain", cmd_explain, "show every planned value with its source and reason, then lint" },
 	{ "logs", cmd_logs, "read NCCL logs and say which transport really ran" },

@@ -335,6 +335,12 @@ static void merge_expect(struct ll_profile_expect *into, const struct ll_profile
 		into->link_layer = e->link_layer;
 	if (e->gdr_required != LL_UNKNOWN)
 		into->gdr_required = e->gdr_required;
+	if (e->allreduce_busbw_gbps.value > 0)
+		into->allreduce_busbw_gbps = e->allreduce_busbw_gbps;
+	if (e->pair_busbw_gbps.value > 0)
+		into->pair_busbw_gbps = e->pair_busbw_gbps;
+	if (e->pair_latency_us.value > 0)
+		into->pair_latency_us = e->pair_latency_us;
 }
 
 static bool any_exists(const char *root, char *const *paths, size_t n)
@@ -568,8 +574,7 @@ static struct ll_profile_set *set_new(void)
 {
 	struct ll_profile_set *s = ll_calloc(1, sizeof(*s));
 
-	s->expect.gpus = s->expect.active_rdma_ports = -1;
-	s->expect.gdr_required = LL_UNKNOWN;
+	ll_profile_expect_init(&s->expect);
 	return s;
 }
 

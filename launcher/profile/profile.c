@@ -33,7 +33,8 @@ static const char *const top_keys[] = {
 static const char *const match_keys[] = {
 	"gpu_model", "gpu_count", "gpu_count_min", "rdma_driver", "link_layer", "rdma", "hostname", "dmi_product_name",
 };
-static const char *const expect_keys[] = { "gpus", "active_rdma_ports", "link_layer", "gdr_required" };
+static const char *const expect_keys[] = { "gpus", "active_rdma_ports", "link_layer", "gdr_required",
+					    "allreduce_busbw_gbps", "pair_busbw_gbps", "pair_latency_us" };
 static const char *const value_keys[] = { "value", "when_exists" };
 
 struct loader {
@@ -150,6 +151,24 @@ static bool get_int(struct loader *l, const struct ll_ynode *n, const char *path
 		return false;
 	}
 	*ret = (int)v;
+	return true;
+}
+
+/* A positive number (a measured figure), with the place it was written. */
+static bool get_figure(struct loader *l, const struct ll_ynode *n, const char *path, struct ll_profile_figure *ret)
+{
+	char *end;
+	double v;
+
+	if (!need_scalar(l, n, path, "a number"))
+		return false;
+	errno = 0;
+	v = strtod(n->s, &end);
+	if (end == n->s || *end || errno || !(v > 0 && v < 1e9)) {
+		diag_add(l, n, path, NULL, "'%s' is not a number above 0", n->s);
+		return false;
+	}
+	*ret = (struct ll_profile_figure){ .value = v, .origin = l->p->origin, .line = n->line };
 	return true;
 }
 
@@ -412,6 +431,18 @@ static void on_expect(struct loader *l, const struct ll_ynode *k, const struct l
 		get_link_layer(l, v, path, &e->link_layer);
 	else if (strcmp(k->s, "gdr_required") == 0)
 		get_bool(l, v, path, &e->gdr_required);
+	else if (strcmp(k->s, "allreduce_busbw_gbps") == 0)
+		get_figure(l, v, path, &e->allreduce_busbw_gbps);
+	else if (strcmp(k->s, "pair_busbw_gbps") == 0)
+		get_figure(l, v, path, &e->pair_busbw_gbps);
+	else if (strcmp(k->s, "pair_latency_us") == 0)
+		get_figure(l, v, path, &e->pair_latency_us);
+}
+
+void ll_profile_expect_init(struct ll_profile_expect *e)
+{
+	*e = (struct ll_profile_expect){ .gpus = -1, .active_rdma_ports = -1, .gdr_required = LL_UNKNOWN };
+	e->allreduce_busbw_gbps.value = e->pair_busbw_gbps.value = e->pair_latency_us.value = -1;
 }
 
 static bool valid_profile_name(const char *s)
@@ -546,8 +577,7 @@ int ll_profile_parse(const char *origin, const char *text, size_t len, const str
 	l.p->origin = ll_strdup(origin);
 	l.p->remote = l.opts->remote;
 	l.p->match.gpu_count = l.p->match.gpu_count_min = -1;
-	l.p->expect.gpus = l.p->expect.active_rdma_ports = -1;
-	l.p->expect.gdr_required = LL_UNKNOWN;
+	ll_profile_expect_init(&l.p->expect);
 	l.p->match.rdma = LL_UNKNOWN;
 
 	if (root && !ll_ynode_is_null(root))

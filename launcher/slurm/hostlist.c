@@ -323,3 +323,88 @@ int ll_hostlist_first(const char *list, char **ret, struct ll_error *err)
 	free(hosts);
 	return 0;
 }
+
+/* ---- compressing: names -> "n[1-3,7],login1" ---- */
+
+struct hl_name {
+	size_t index;           /* first appearance among the input names */
+	const char *name;
+	size_t prefix_len;      /* the name without its trailing digits */
+	int width;              /* number of trailing digits, 0: none */
+	unsigned long long value;
+};
+
+/* Names of one group (same prefix, same digit count) sit together, in order of value;
+ * groups in the order their first name appeared. */
+static int name_cmp(const void *a, const void *b)
+{
+	const struct hl_name *x = a, *y = b;
+
+	if (x->index != y->index)
+		return x->index < y->index ? -1 : 1;
+	return x->value < y->value ? -1 : x->value > y->value;
+}
+
+static bool same_group(const struct hl_name *a, const struct hl_name *b)
+{
+	return a->width && a->width == b->width && a->prefix_len == b->prefix_len &&
+	       memcmp(a->name, b->name, a->prefix_len) == 0;
+}
+
+char *ll_hostlist_compress(char *const *names, size_t n)
+{
+	_cleanup_free_ struct hl_name *v = ll_calloc(n ? n : 1, sizeof(*v));
+	struct ll_buf b;
+
+	for (size_t i = 0; i < n; i++) {
+		const char *s = names[i];
+		size_t len = strlen(s), p = len;
+
+		while (p > 0 && isdigit((unsigned char)s[p - 1]) && len - p < 18)
+			p--;
+		v[i] = (struct hl_name){ .index = i, .name = s, .prefix_len = p, .width = (int)(len - p) };
+		for (size_t k = p; k < len; k++)
+			v[i].value = v[i].value * 10 + (unsigned)(s[k] - '0');
+		/* A group is known by its first member's index. */
+		for (size_t j = 0; j < i; j++)
+			if (v[j].index == j && same_group(&v[j], &v[i])) {
+				v[i].index = j;
+				break;
+			}
+	}
+	qsort(v, n, sizeof(*v), name_cmp);
+	ll_buf_init(&b);
+	for (size_t i = 0; i < n;) {
+		size_t end = i + 1;
+
+		while (end < n && v[end].index == v[i].index)
+			end++;
+		if (b.len)
+			ll_buf_addc(&b, ',');
+		if (end - i == 1 || !v[i].width || v[end - 1].value == v[i].value) {
+			for (size_t k = i; k < end; k++) {
+				if (k > i && v[k].value == v[k - 1].value && v[i].width)
+					continue; /* a name given twice */
+				ll_buf_addf(&b, "%s%s", k > i ? "," : "", v[k].name);
+			}
+		} else {
+			bool first = true;
+
+			ll_buf_addf(&b, "%.*s[", (int)v[i].prefix_len, v[i].name);
+			for (size_t k = i; k < end;) {
+				size_t last = k;
+
+				while (last + 1 < end && v[last + 1].value <= v[last].value + 1)
+					last++;
+				ll_buf_addf(&b, "%s%0*llu", first ? "" : ",", v[i].width, v[k].value);
+				if (v[last].value != v[k].value)
+					ll_buf_addf(&b, "-%0*llu", v[i].width, v[last].value);
+				first = false;
+				k = last + 1;
+			}
+			ll_buf_addc(&b, ']');
+		}
+		i = end;
+	}
+	return ll_buf_detach(&b);
+}

@@ -14,3 +14,6 @@ target_link_libraries(agree-logic PRIVATE llmlaunch_core)
 # The rendezvous proof with 10,000 simulated nodes on loopback (issue 13).
 add_executable(rdzv-reach ${CMAKE_SOURCE_DIR}/bench/rdzv-reach.c)
 target_link_libraries(rdzv-reach PRIVATE llmlaunch_core)
+# The preflight check's schedule and cost at 1,000 and 10,000 nodes (issue 16).
+add_executable(check-cost ${CMAKE_SOURCE_DIR}/bench/check-cost.c)
+target_link_libraries(check-cost PRIVATE llmlaunch_core)

@@ -30,7 +30,7 @@ expect_one_message() { # DESCRIPTION, then the command
 
 expect_one_message "--help" "$LLMLAUNCH" --help
 expect_one_message "--version" "$LLMLAUNCH" --version
-for cmd in probe env explain run logs profiles slurm __worker; do
+for cmd in probe env explain run check logs profiles slurm __worker; do
 	expect_one_message "$cmd --help" "$LLMLAUNCH" $cmd --help
 done
 expect_one_message "slurm prolog --help" "$LLMLAUNCH" slurm prolog --help

@@ -30,7 +30,7 @@ comp() {
 profiles=$(comp_profiles)
 [ "$(echo "$profiles" | wc -l)" -ge 8 ] || fail "profiles list gave too few names: $profiles"
 
-assert_set "first word" "$(comp '')" "$(printf '%s\n' env explain logs probe profiles run slurm train.py subdir)"
+assert_set "first word" "$(comp '')" "$(printf '%s\n' check env explain logs probe profiles run slurm train.py subdir)"
 assert_set "pr" "$(comp pr)" "$(printf '%s\n' probe profiles)"
 assert_set "env --format" "$(comp env --format '')" "$(printf '%s\n' sh fish dotenv json slurm)"
 assert_set "env --format=j" "$(LINE="$LLMLAUNCH env --format=j" comp env --format = j)" json
@@ -79,6 +79,6 @@ plain=$(env -i PATH="$PATH" HOME="$comp_tmp" LLMLAUNCH="$LLMLAUNCH" bash --norc 
 	c run --bind c
 	c ""
 	c train.py --st' _ "$LL_SRCDIR/completions/llmlaunch.bash" "$comp_tmp/project")
-want=$(printf '%s\n' "dotenv fish json sh slurm " "json " "core " "env explain logs probe profiles run slurm subdir train.py " " ")
+want=$(printf '%s\n' "dotenv fish json sh slurm " "json " "core " "check env explain logs probe profiles run slurm subdir train.py " " ")
 [ "$plain" = "$want" ] || fail "without bash-completion: got [$plain], expected [$want]"
 echo "ok: bash completion"

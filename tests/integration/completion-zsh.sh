@@ -99,7 +99,7 @@ got() { # the candidates of one typed line, one per line
 }
 
 profiles=$(comp_profiles)
-assert_set "first word" "$(got "llmlaunch ")" "$(printf '%s\n' env explain logs probe profiles run slurm train.py subdir)"
+assert_set "first word" "$(got "llmlaunch ")" "$(printf '%s\n' check env explain logs probe profiles run slurm train.py subdir)"
 assert_set "pr" "$(got "llmlaunch pr")" "$(printf '%s\n' probe profiles)"
 assert_set "env --format" "$(got "llmlaunch env --format ")" "$(printf '%s\n' sh fish dotenv json slurm)"
 assert_set "env --format=j" "$(got "llmlaunch env --format=j")" json

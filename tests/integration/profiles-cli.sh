@@ -99,7 +99,11 @@ run "show" 0 "$L" profiles show gcp-a3-ultra --json
 json_is "show" '[.values[] | select(.name == "NCCL_NET") | .value, .origin, .skipped]' \
 	"[\"IB\",\"$P/roce-v2.yaml:19\",false]"
 json_is "show" '.values[] | select(.name == "NCCL_IB_GID_INDEX") | .origin' "\"$P/roce-v2.yaml:13\""
-json_is "show" '.expect' '{"gpus":8,"active_rdma_ports":8,"link_layer":"Ethernet","gdr_required":true}'
+json_is "show" '.expect' '{"gpus":8,"active_rdma_ports":8,"link_layer":"Ethernet","gdr_required":true,"allreduce_busbw_gbps":null,"pair_busbw_gbps":null,"pair_latency_us":null}'
+# The preflight check's figures keep their FILE:LINE: their source in the check's verdict.
+printf 'name: fast-site\nextends: gcp-a3-ultra\nexpect:\n  pair_busbw_gbps: 300\n' >"$tmp/fast-site.yaml"
+run "show-figure" 0 "$L" profiles show "$tmp/fast-site.yaml" --json
+json_is "show-figure" '.expect.pair_busbw_gbps' "{\"value\":300,\"source\":\"$tmp/fast-site.yaml:4\"}"
 run "show-text" 0 "$L" profiles show network-only
 has "show-text" "$tmp/out" "NCCL_P2P_DISABLE=1  [env]  $P/network-only.yaml:12"
 has "show-text" "$tmp/out" "NCCL_SHM_DISABLE=1  [env]  $P/network-only.yaml:15"

@@ -11,6 +11,7 @@
 #   slurm_netns_start 4 || skip "..."
 #   slurm_netns_hub srun -N4 --mpi=pmix "$SLURM_CLUSTER_DIR/bin/node-env" CMD ...
 #   slurm_netns_exec n2 ip -br addr            # any command inside node n2
+#   slurm_netns_slow n3 200mbit                # n3's data link at 200 Mbit/s both ways (tc tbf)
 #
 # Layout, for node nK (K = 1..N, N <= 120). Every name below lives inside this run's own
 # namespaces, whose names carry the run's id (llt<id>-hub, llt<id>-n1, ...): two runs
@@ -265,6 +266,22 @@ slurm_netns_start() {
 # bridge (its address stays, nothing answers) or put it back, while the cluster runs.
 slurm_netns_isolate() { ip -n "$(slurm_netns_hub_ns)" link set dev "d${1#n}" nomaster; }
 slurm_netns_rejoin() { ip -n "$(slurm_netns_hub_ns)" link set dev "d${1#n}" master brdata; }
+
+# slurm_netns_slow NODE RATE / slurm_netns_unslow NODE: a token bucket (tc tbf) of RATE
+# ("200mbit") on both ends of NODE's data link, so it is slow both ways while the
+# cluster runs (a degraded port, a cable at a lower rate), or take it off again.
+slurm_netns_slow() {
+	local k=${1#n}
+	tc -n "$(slurm_netns_hub_ns)" qdisc replace dev "d$k" root tbf rate "$2" burst 32kbit latency 400ms &&
+		tc -n "$(slurm_netns_node_ns "$1")" qdisc replace dev "$(slurm_netns_data_if "$k")" root tbf rate "$2" \
+			burst 32kbit latency 400ms
+}
+slurm_netns_unslow() {
+	local k=${1#n}
+	tc -n "$(slurm_netns_hub_ns)" qdisc del dev "d$k" root 2>/dev/null
+	tc -n "$(slurm_netns_node_ns "$1")" qdisc del dev "$(slurm_netns_data_if "$k")" root 2>/dev/null
+	return 0
+}
 
 # slurm_netns_data_addr NODE del|add: remove NODE's address in the common data subnet
 # (it then has none there) or give it back.

@@ -124,6 +124,37 @@ static void test_errors(void **state)
 		    "invalid hostlist 'n[1234567890123456789]' at character 3: number too long");
 }
 
+/* Compress, then expand again: the expression and the names it stands for. */
+static void check_compress(const char *joined, const char *expect, const char *expanded)
+{
+	char **names = NULL;
+	size_t n = 0;
+	char *got, *back;
+	struct ll_error err = { 0 };
+
+	assert_int_equal(ll_hostlist_expand(joined, 0, &names, &n, &err), 0);
+	got = ll_hostlist_compress(names, n);
+	assert_string_equal(got, expect);
+	back = expand_joined(got, 0);
+	assert_string_equal(back, expanded);
+	free(back);
+	free(got);
+	ll_hostlist_free(names, n);
+}
+
+static void test_compress(void **state)
+{
+	(void)state;
+	check_compress("", "", "");
+	check_compress("n3", "n3", "n3");
+	check_compress("n3,n1,n2,n7", "n[1-3,7]", "n1 n2 n3 n7");
+	check_compress("gpu07,login1,gpu01,gpu02", "gpu[01-02,07],login1", "gpu01 gpu02 gpu07 login1");
+	/* Another digit count is another group, as the names differ in width. */
+	check_compress("n9,n10,n11", "n9,n[10-11]", "n9 n10 n11");
+	check_compress("a,b", "a,b", "a b");
+	check_compress("rack1-n01,rack1-n02,n5,n5", "rack1-n[01-02],n5", "rack1-n01 rack1-n02 n5");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -132,6 +163,7 @@ int main(void)
 		cmocka_unit_test(test_multiple_groups),
 		cmocka_unit_test(test_count_and_limit),
 		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_compress),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

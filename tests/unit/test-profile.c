@@ -87,7 +87,9 @@ static void test_full_profile(void **state)
 					"  gpus: 8\n"
 					"  active_rdma_ports: 4\n"
 					"  link_layer: Ethernet\n"
-					"  gdr_required: yes\n",
+					"  gdr_required: yes\n"
+					"  allreduce_busbw_gbps: 180.5\n"
+					"  pair_latency_us: 12\n",
 					NULL);
 
 	assert_string_equal(p->name, "site-a");
@@ -129,6 +131,12 @@ static void test_full_profile(void **state)
 	assert_int_equal(p->expect.active_rdma_ports, 4);
 	assert_int_equal(p->expect.link_layer, LL_LINK_LAYER_ETHERNET);
 	assert_int_equal(p->expect.gdr_required, LL_YES);
+	/* The preflight check's figures keep where they were written: their source. */
+	assert_true(p->expect.allreduce_busbw_gbps.value == 180.5);
+	assert_int_equal(p->expect.allreduce_busbw_gbps.line, 29);
+	assert_string_equal(p->expect.allreduce_busbw_gbps.origin, p->origin);
+	assert_true(p->expect.pair_latency_us.value == 12);
+	assert_true(p->expect.pair_busbw_gbps.value < 0);
 	ll_profile_free(p);
 }
 
@@ -142,6 +150,7 @@ static void test_empty_and_defaults(void **state)
 	assert_false(p->match.present);
 	assert_int_equal(p->expect.gpus, -1);
 	assert_int_equal(p->expect.gdr_required, LL_UNKNOWN);
+	assert_true(p->expect.allreduce_busbw_gbps.value < 0);
 	ll_profile_free(p);
 
 	p = parse_ok("# only a comment\n", NULL);
@@ -156,6 +165,7 @@ static void test_unknown_keys(void **state)
 	expect_error("descripton: x\n", "t.yaml:1:1: descripton: unknown key 'descripton'",
 		     "did you mean 'description'?");
 	expect_error("bnid: numa\n", "t.yaml:1:1: bnid: unknown key 'bnid'", "did you mean 'bind'?");
+	expect_error("expect:\n  pair_busbw_gbps: fast\n", "t.yaml:2:20: expect.pair_busbw_gbps: 'fast' is not a number above 0", NULL);
 	expect_error("colour: blue\n", "t.yaml:1:1: colour: unknown key 'colour'", NULL);
 	expect_error("match:\n  gpu_modle: x\n", "t.yaml:2:3: match.gpu_modle: unknown key 'gpu_modle'",
 		     "did you mean 'gpu_model'?");

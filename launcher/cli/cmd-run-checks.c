@@ -1,7 +1,10 @@
-/* What `llmlaunch run` checks before it plans or starts anything: the script, the
- * interpreter, and that torch imports (a typo should not cost a probe). */
+/* What `llmlaunch run` (and `check`) checks before it plans or starts anything: the
+ * script, the interpreter, and that torch imports (a typo should not cost a probe). */
+#include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -43,6 +46,35 @@ int run_check_script(const struct run_options *o, struct ll_error *err)
 			ll_error_hint(err, "did you mean 'llmlaunch %s'?", best);
 	}
 	return -ENOENT;
+}
+
+#define DEFAULT_PYTHON "python3"
+
+const char *run_choose_python(const char *given, const struct ll_plan *plan)
+{
+	const char *env = getenv("LLMLAUNCH_PYTHON");
+	const char *planned = plan ? ll_plan_value(plan, "python") : NULL;
+
+	if (given)
+		return given;
+	if (env && *env)
+		return env;
+	if (planned && *planned)
+		return planned;
+	return DEFAULT_PYTHON;
+}
+
+char *run_self_exe(struct ll_error *err)
+{
+	char buf[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+
+	if (n < 0) {
+		ll_error_set(err, -errno, "cannot find llmlaunch's own path in '/proc/self/exe': %s", strerror(errno));
+		return NULL;
+	}
+	buf[n] = 0;
+	return ll_strdup(buf);
 }
 
 int run_find_program(const char *name, char **ret, struct ll_error *err)
@@ -137,4 +169,25 @@ int run_check_plan(const struct ll_plan *plan, struct ll_error *err)
 		return -EPERM;
 	}
 	return 0;
+}
+
+void run_nccl_logs_done(const char *dir, bool keep)
+{
+	DIR *d;
+	struct dirent *e;
+
+	if (keep) {
+		ll_errorf("NCCL logs kept in '%s' (read them with 'llmlaunch logs %s')", dir, dir);
+		return;
+	}
+	if (!(d = opendir(dir)))
+		return;
+	while ((e = readdir(d))) {
+		if (ll_startswith(e->d_name, LL_NCCLWATCH_FILE_PREFIX)) {
+			char *p = ll_asprintf("%s/%s", dir, e->d_name);
+			unlink(p);
+			free(p);
+		}
+	}
+	closedir(d);
 }
