@@ -82,6 +82,22 @@ printf '<topology version="2.0"><object type="Machine" cpuset="0xf" complete_cpu
 	>"$tmp/huge-pu.xml"
 expect 1 "cannot load '$tmp/huge-pu.xml': a PU or NUMA node numbered above 1048576, beyond any machine's" \
 	--topology "$tmp/huge-pu.xml"
+# Found by fuzz-topology in CI: a NUMA node under the root with neither cpuset nor
+# nodeset makes hwloc 2.9 dereference NULL (hwloc_bitmap_isequal), even when the
+# root's sets are complete. hwloc writes both on every NUMA node; hwloc reads any
+# prefix of a type name ("NU", "node"), so the rule matches types as hwloc does.
+for t in NUMANode NU node; do
+	printf '<topology version="2.0"><object type="Machine" cpuset="0xf" complete_cpuset="0xf" nodeset="0x1" complete_nodeset="0x1"><object type="%s" os_index="0"/>%s</object></topology>\n' \
+		"$t" "$pu" >"$tmp/numa-no-sets-$t.xml"
+	expect 1 "cannot load '$tmp/numa-no-sets-$t.xml': a NUMA node without its cpuset and nodeset (not hwloc's own XML)" \
+		--topology "$tmp/numa-no-sets-$t.xml"
+done
+printf '<topology><object cpuset="0xf" complete_cpuset="0x0"><object type="NU"></object></object></topology>\n' >"$tmp/fuzz-crash-3.xml"
+expect 1 "a NUMA node without its cpuset and nodeset" --topology "$tmp/fuzz-crash-3.xml"
+# The os_index limit reads the type as hwloc does too.
+printf '<topology version="2.0"><object type="Machine" cpuset="0xf" complete_cpuset="0xf" nodeset="0x1" complete_nodeset="0x1"><object type="node" os_index="4294967000" cpuset="0xf" complete_cpuset="0xf" nodeset="0x1" complete_nodeset="0x1"/>%s</object></topology>\n' \
+	"$pu" >"$tmp/huge-node.xml"
+expect 1 "a PU or NUMA node numbered above 1048576, beyond any machine's" --topology "$tmp/huge-node.xml"
 # What is not a regular file is refused at once: a FIFO with no writer would make
 # open() wait forever, a device would be read forever.
 mkfifo "$tmp/fifo.xml"
