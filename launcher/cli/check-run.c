@@ -411,23 +411,16 @@ int ll_cli_check(const struct ll_check_request *req, struct ll_error *err)
 	}
 	if (r < 0)
 		goto out;
-	{
-		char *add[2];
+	nccldir = ll_asprintf("%s/nccl", jobdir.path);
+	/* Without the logs (the user's own NCCL_DEBUG_FILE, a directory that cannot be
+	 * made) the check still measures; only its transport verdict is missing. */
+	if (run_nccl_logs_begin(launch, nccldir, false, NULL) > 0) {
+		enum ll_net_expect expect = ll_ncclwatch_expect_from_plan(ll_plan_value(req->plan, "LLMLAUNCH_NET"),
+									  ll_plan_value(req->plan, "NCCL_NET"),
+									  ll_plan_value(req->plan, "NCCL_IB_DISABLE"));
 
-		nccldir = ll_asprintf("%s/nccl", jobdir.path);
-		if (ll_ncclwatch_env(nccldir, launch->envp, add) && mkdir(nccldir, 0755) == 0) {
-			enum ll_net_expect expect = ll_ncclwatch_expect_from_plan(ll_plan_value(req->plan, "LLMLAUNCH_NET"),
-										  ll_plan_value(req->plan, "NCCL_NET"),
-										  ll_plan_value(req->plan, "NCCL_IB_DISABLE"));
-			for (int i = 0; i < 2; i++) {
-				char *eq = strchr(add[i], '=');
-				*eq = 0;
-				ll_launch_setenv(launch, add[i], eq + 1);
-				free(add[i]);
-			}
-			if (ll_ncclwatch_new(nccldir, expect, LL_FALLBACK_WARN, &h.w.nccl, NULL) < 0)
-				h.w.nccl = NULL;
-		}
+		if (ll_ncclwatch_new(nccldir, expect, LL_FALLBACK_WARN, &h.w.nccl, NULL) < 0)
+			h.w.nccl = NULL;
 	}
 	h.w.out_path = out_path;
 	h.w.flag_path = flag_path;

@@ -171,6 +171,27 @@ int run_check_plan(const struct ll_plan *plan, struct ll_error *err)
 	return 0;
 }
 
+int run_nccl_logs_begin(struct ll_launch *launch, const char *dir, bool dry_run, struct ll_error *err)
+{
+	char *add[2];
+	int r = 1;
+
+	if (!ll_ncclwatch_env(dir, launch->envp, add))
+		return 0;
+	if (!dry_run && mkdir(dir, 0755) < 0)
+		r = ll_error_set(err, -errno, "cannot create NCCL log directory '%s': %s", dir, strerror(errno));
+	for (int i = 0; i < 2; i++) {
+		char *eq = strchr(add[i], '=');
+
+		if (r > 0) {
+			*eq = 0;
+			ll_launch_setenv(launch, add[i], eq + 1);
+		}
+		free(add[i]);
+	}
+	return r;
+}
+
 void run_nccl_logs_done(const char *dir, bool keep)
 {
 	DIR *d;

@@ -54,6 +54,11 @@ int run_check_plan(const struct ll_plan *plan, struct ll_error *err);
 /* --python, else $LLMLAUNCH_PYTHON, else a profile's "python" (plan NULL: none yet),
  * else python3. */
 const char *run_choose_python(const char *given, const struct ll_plan *plan);
+/* Point NCCL's logging of `launch` at `dir` (created unless `dry_run`) for the log
+ * watcher: 1 when llmlaunch watches, 0 when the user's own NCCL_DEBUG or
+ * NCCL_DEBUG_FILE stands (nothing to watch), -errno with err set when `dir` cannot be
+ * made. */
+int run_nccl_logs_begin(struct ll_launch *launch, const char *dir, bool dry_run, struct ll_error *err);
 /* The job is over: keep NCCL's logs in `dir` (and say where) when someone will read
  * them (the job failed), else remove them. */
 void run_nccl_logs_done(const char *dir, bool keep);

@@ -197,28 +197,14 @@ int cmd_run(int argc, char **argv, struct ll_ctx *ctx)
 	if (r < 0)
 		goto fail_dir;
 	if (!o.exec) {
-		char *add[2];
-
 		/* The user's own NCCL_DEBUG/NCCL_DEBUG_FILE (inherited or --set) win;
 		 * then there is nothing of ours to watch. */
 		nccldir = ll_asprintf("%s/nccl", logdir);
-		if (ll_ncclwatch_env(nccldir, launch->envp, add)) {
-			if (!o.dry_run && mkdir(nccldir, 0755) < 0) {
-				ll_error_set(&err, -errno, "cannot create NCCL log directory '%s': %s", nccldir,
-					     strerror(errno));
-				for (int i = 0; i < 2; i++)
-					free(add[i]);
-				goto fail_dir;
-			}
-			for (int i = 0; i < 2; i++) {
-				char *eq = strchr(add[i], '=');
-				*eq = 0;
-				ll_launch_setenv(launch, add[i], eq + 1);
-				free(add[i]);
-			}
-		} else {
+		r = run_nccl_logs_begin(launch, nccldir, o.dry_run, &err);
+		if (r < 0)
+			goto fail_dir;
+		if (r == 0)
 			free(LL_TAKE(nccldir));
-		}
 	}
 	print_warnings(plan, launch, o.dry_run);
 
