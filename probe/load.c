@@ -153,56 +153,102 @@ static bool hwloc_type_is(const char *type, size_t len, const char *name, size_t
 	return len >= min && len <= strlen(name) && strncasecmp(type, name, len) == 0;
 }
 
+/* The only escapes hwloc's reader decodes in an attribute value (after the '&');
+ * at any other '&' it stops reading the object's attributes. */
+static bool hwloc_escape_ok(const char *p, const char *end)
+{
+	static const char *const escapes[] = { "#10;", "#13;", "#9;", "quot;", "lt;", "gt;", "amp;" };
+
+	for (size_t k = 0; k < LL_ARRAY_SIZE(escapes); k++) {
+		size_t len = strlen(escapes[k]);
+
+		if ((size_t)(end - p) >= len && strncmp(p, escapes[k], len) == 0)
+			return true;
+	}
+	return false;
+}
+
+#define ATTRS_NOT_HWLOCS "an object's attributes are not name=\"value\" pairs"
+
 /* What hwloc 2.9 would crash or stall on in an <object ...> start tag, from just
- * after its name to its '>' (or "/>"); NULL when nothing. hwloc writes attributes as
- * name="value" pairs, every set with its complete_ counterpart (a cpuset without
- * complete_cpuset, or a nodeset without complete_nodeset, on the root makes it
- * dereference NULL), and sizes its bitmaps by PU and NUMA node numbers. */
-static const char *object_attrs_why(const char *p, const char *end)
+ * after its name to its '>' (or "/>"); NULL when nothing. `root`: the first object,
+ * `major`: the file's format.
+ *
+ * The reader that loads it is hwloc's own (libxml2's plugin is kept out, and
+ * HWLOC_LIBXML=0 is set for the load). It takes attributes as [a-z_]+="value",
+ * apart by spaces, tabs or newlines, a value with only the escapes it writes, and
+ * at the first thing it cannot read it stops reading that object's attributes
+ * without a word: everything after is lost, and a set lost that way made it
+ * dereference NULL (a root with nodeset but, for hwloc, no complete_nodeset). A
+ * raw '>' in a value ends the element for it. So the grammar here is that reader's
+ * exactly, and the rules after it see the attributes hwloc will see.
+ *
+ * hwloc writes every set with its complete_ counterpart, both on every NUMA node
+ * and all four on the root (it checks the root's cpuset, and in 2.x its nodeset,
+ * only after loading the children, which use them), and sizes its bitmaps by PU
+ * and NUMA node numbers. */
+static const char *object_attrs_why(const char *p, const char *end, bool root, int major)
 {
 	static const char *const names[] = { "cpuset", "complete_cpuset", "nodeset", "complete_nodeset" };
 	const char *type = NULL, *index = NULL;
 	size_t type_len = 0;
 	unsigned have = 0;
 
+	if (p < end && *p == ' ')
+		p++;
+	else if (p < end && !(*p == '/' && p + 1 == end))
+		return ATTRS_NOT_HWLOCS;
 	for (;;) {
-		const char *name, *q;
+		const char *name, *value, *q;
 		size_t len;
+		bool escaped = false;
 
-		while (p < end && strchr(" \t\r\n", *p))
+		while (p < end && strchr(" \t\n", *p))
 			p++;
-		if (p >= end || *p == '/')
+		if (p >= end || (*p == '/' && p + 1 == end))
 			break;
-		name = p;
-		while (p < end && !strchr(" \t\r\n=/", *p))
-			p++;
-		len = (size_t)(p - name);
-		while (p < end && strchr(" \t\r\n", *p))
-			p++;
-		if (len == 0 || p >= end || *p != '=')
-			return "an object's attributes are not name=\"value\" pairs";
-		for (p++; p < end && strchr(" \t\r\n", *p); p++)
+		for (name = p; p < end && ((*p >= 'a' && *p <= 'z') || *p == '_'); p++)
 			;
-		if (p >= end || *p != '"' || !(q = memchr(p + 1, '"', (size_t)(end - p - 1))))
-			return "an object's attributes are not name=\"value\" pairs";
+		len = (size_t)(p - name);
+		if (len == 0 || end - p < 2 || p[0] != '=' || p[1] != '"')
+			return ATTRS_NOT_HWLOCS;
+		value = p + 2;
+		for (q = value; q < end && *q != '"'; q++) {
+			if (*q == '<' || *q == '>')
+				return "an object's attribute value holds a raw '<' or '>' (hwloc's reader ends the element there)";
+			if (*q == '&') {
+				if (!hwloc_escape_ok(q + 1, end))
+					return "an object's attribute value holds an '&' that starts none of the escapes hwloc writes";
+				escaped = true;
+			}
+		}
+		if (q >= end)
+			return ATTRS_NOT_HWLOCS;
 		for (size_t k = 0; k < LL_ARRAY_SIZE(names); k++)
 			if (strlen(names[k]) == len && strncmp(name, names[k], len) == 0)
 				have |= 1u << k;
 		if ((len >= 6 && strncmp(name + len - 6, "cpuset", 6) == 0) ||
 		    (len >= 7 && strncmp(name + len - 7, "nodeset", 7) == 0)) {
-			if (!bitmap_ok(p + 1, q))
+			if (!bitmap_ok(value, q))
 				return "an object's CPU or NUMA set is not hwloc's 0x... words";
 		}
-		if (len == 4 && strncmp(name, "type", 4) == 0)
-			type = p + 1, type_len = (size_t)(q - p - 1);
-		else if (len == 8 && strncmp(name, "os_index", 8) == 0)
-			index = p + 1;
+		if ((len == 4 && strncmp(name, "type", 4) == 0) || (len == 8 && strncmp(name, "os_index", 8) == 0)) {
+			/* hwloc writes no escape in either; decoding them here is not worth it. */
+			if (escaped)
+				return "an object's type or os_index holds an escape, which hwloc never writes there";
+			if (len == 4)
+				type = value, type_len = (size_t)(q - value);
+			else
+				index = value;
+		}
 		p = q + 1;
 	}
 	bool numa = type && (hwloc_type_is(type, type_len, "numanode", 2) || hwloc_type_is(type, type_len, "node", 2));
 
 	if (!(have & 1) != !(have & 2) || !(have & 4) != !(have & 8))
 		return "an object has a cpuset or nodeset without its complete_ counterpart";
+	if (root && (!(have & 1) || (major >= 2 && !(have & 4))))
+		return major >= 2 ? "the root object lacks its cpuset or nodeset" : "the root object has no cpuset";
 	/* hwloc writes both on every NUMA node (all 240 of the project's real exports
 	 * have them); a NUMA node under the root with neither makes it dereference NULL. */
 	if (numa && (!(have & 1) || !(have & 4)))
@@ -224,13 +270,13 @@ static const char *object_attrs_why(const char *p, const char *end)
  * snapshot goes bad (a copy cut short, an excerpt pasted into an issue), so catch
  * it before hwloc sees it. 0, -EINVAL (not well-formed), -E2BIG (too deep) or
  * -EBADR with *why: an object whose attributes hwloc would crash or stall on. */
-static int xml_check(const char *buf, const char **why)
+static int xml_check(const char *buf, int major, const char **why)
 {
 	struct tag {
 		const char *name;
 		size_t len;
 	} *stack = NULL;
-	size_t depth = 0, roots = 0;
+	size_t depth = 0, roots = 0, objects = 0;
 	int r = -EINVAL;
 	const char *p = buf;
 
@@ -290,7 +336,8 @@ static int xml_check(const char *buf, const char **why)
 					quote = *p;
 			if (!*p)
 				break;
-			if (len == 6 && strncmp(name, "object", 6) == 0 && (*why = object_attrs_why(name + len, p))) {
+			if (len == 6 && strncmp(name, "object", 6) == 0 &&
+			    (*why = object_attrs_why(name + len, p, objects++ == 0, major))) {
 				r = -EBADR;
 				break;
 			}
@@ -320,6 +367,7 @@ static int load_xml_buffer(const char *path, const char *buf, unsigned long flag
 			   struct ll_error *err)
 {
 	_cleanup_(topo_destroyp) hwloc_topology_t topo = NULL;
+	struct env_save save = { 0 };
 	const char *p, *why = NULL;
 	int r, major;
 
@@ -347,7 +395,7 @@ static int load_xml_buffer(const char *path, const char *buf, unsigned long flag
 				    "(export it with hwloc 2's lstopo)", path, major);
 	}
 
-	r = xml_check(p, &why);
+	r = xml_check(p, major, &why);
 	if (r == -E2BIG)
 		return ll_error_set(err, -EINVAL,
 				    "cannot load '%s': elements nested more than %d deep, deeper than any real topology",
@@ -366,7 +414,13 @@ static int load_xml_buffer(const char *path, const char *buf, unsigned long flag
 	hwloc_topology_set_type_filter(topo, HWLOC_OBJ_MISC, HWLOC_TYPE_FILTER_KEEP_ALL);
 	if (flags && hwloc_topology_set_flags(topo, flags) < 0)
 		return ll_error_set(err, -errno, "cannot load '%s': hwloc refuses the flags 0x%lx", path, flags);
-	if (hwloc_topology_set_xmlbuffer(topo, buf, (int)strlen(buf) + 1) < 0 || hwloc_topology_load(topo) < 0)
+	/* xml_check() mirrors hwloc's own reader: make sure that is the one used, even
+	 * where libxml2 is built into hwloc or the user asks for it. hwloc reads the
+	 * setting once per process, at the first import. */
+	env_push(&save, "HWLOC_LIBXML", "0");
+	r = hwloc_topology_set_xmlbuffer(topo, buf, (int)strlen(buf) + 1) < 0 || hwloc_topology_load(topo) < 0;
+	env_pop(&save);
+	if (r)
 		return ll_error_set(err, -EINVAL, "cannot load '%s': invalid or truncated hwloc XML", path);
 	*ret = LL_TAKE(topo);
 	return 0;

@@ -98,6 +98,35 @@ expect 1 "a NUMA node without its cpuset and nodeset" --topology "$tmp/fuzz-cras
 printf '<topology version="2.0"><object type="Machine" cpuset="0xf" complete_cpuset="0xf" nodeset="0x1" complete_nodeset="0x1"><object type="node" os_index="4294967000" cpuset="0xf" complete_cpuset="0xf" nodeset="0x1" complete_nodeset="0x1"/>%s</object></topology>\n' \
 	"$pu" >"$tmp/huge-node.xml"
 expect 1 "a PU or NUMA node numbered above 1048576, beyond any machine's" --topology "$tmp/huge-node.xml"
+# Found by fuzz-topology in CI (the fifth): hwloc's own XML reader takes attributes
+# as [a-z_]+="value" and, at the first it cannot read, silently stops reading the
+# object's attributes. A root whose complete_nodeset comes after such a thing has,
+# for hwloc, a nodeset without it: lstopo and hwloc_topology_load dereference NULL
+# (exit 139) for each of these three. The checker reads attributes as that reader
+# does, so whatever it cannot read is refused.
+machine='<object type="Machine" os_index="0" cpuset="0xf" complete_cpuset="0xf" nodeset="0x1"'
+printf '<topology version="2.0">%s x-y="1" complete_nodeset="0x1">%s%s</object></topology>\n' "$machine" "$numa" "$pu" >"$tmp/attr-name.xml"
+expect 1 "cannot load '$tmp/attr-name.xml': an object's attributes are not name=\"value\" pairs (not hwloc's own XML)" \
+	--topology "$tmp/attr-name.xml"
+printf '<topology version="2.0">%s\rcomplete_nodeset="0x1">%s%s</object></topology>\n' "$machine" "$numa" "$pu" >"$tmp/attr-cr.xml"
+expect 1 "an object's attributes are not name=\"value\" pairs" --topology "$tmp/attr-cr.xml"
+printf '<topology version="2.0">%s name="a&b" complete_nodeset="0x1">%s%s</object></topology>\n' "$machine" "$numa" "$pu" >"$tmp/attr-amp.xml"
+expect 1 "an object's attribute value holds an '&' that starts none of the escapes hwloc writes" --topology "$tmp/attr-amp.xml"
+# The escapes hwloc writes are fine, a raw '>' (which ends the element for hwloc) is not.
+printf '<topology version="2.0">%s name="a&amp;b&quot;&#10;" complete_nodeset="0x1">%s%s</object></topology>\n' "$machine" "$numa" "$pu" >"$tmp/attr-escapes.xml"
+if ! "$LLMLAUNCH" probe --topology "$tmp/attr-escapes.xml" >/dev/null 2>"$tmp/err"; then
+	echo "FAIL probe --topology attr-escapes.xml (hwloc's own escapes): $(cat "$tmp/err")"
+	fail=1
+fi
+printf '<topology version="2.0">%s name="a>b" complete_nodeset="0x1">%s%s</object></topology>\n' "$machine" "$numa" "$pu" >"$tmp/attr-gt.xml"
+expect 1 "an object's attribute value holds a raw '<' or '>'" --topology "$tmp/attr-gt.xml"
+# hwloc checks the root's sets only after it has read the children, which use them.
+printf '<topology><object type="Machine" os_index="0"><object type="NUMANode" os_index="0" cpuset="0xf" complete_cpuset="0xf" nodeset="0x1" complete_nodeset="0x1">%s</object></object></topology>\n' \
+	"$pu" >"$tmp/root-no-cpuset.xml"
+expect 1 "cannot load '$tmp/root-no-cpuset.xml': the root object has no cpuset (not hwloc's own XML)" --topology "$tmp/root-no-cpuset.xml"
+printf '<topology version="2.0"><object type="Machine" os_index="0" cpuset="0xf" complete_cpuset="0xf">%s%s</object></topology>\n' \
+	"$numa" "$pu" >"$tmp/root-no-nodeset.xml"
+expect 1 "the root object lacks its cpuset or nodeset" --topology "$tmp/root-no-nodeset.xml"
 # What is not a regular file is refused at once: a FIFO with no writer would make
 # open() wait forever, a device would be read forever.
 mkfifo "$tmp/fifo.xml"
