@@ -275,6 +275,9 @@ void ll_rdzv_run(struct ll_rdzv *r, int wake_fd, double until);
  * 0's last status. ret_names (may be NULL) gets ll_agree_add_names() text. False when
  * nothing is known (a node that could not check in); *ret_why then says why. */
 bool ll_rdzv_missing(struct ll_rdzv *r, size_t *ret_n, char **ret_names, char **ret_why);
+/* Rank 0 only: every node not here, in Slurm's hostlist syntax ("n[3-4],gpu7"), for
+ * a file a resubmission excludes; NULL on the other ranks or when none is missing. */
+char *ll_rdzv_missing_hostlist(const struct ll_rdzv *r);
 /* Rank 0's verdict, once a node received it (FAIL's message), else NULL. */
 const char *ll_rdzv_verdict(const struct ll_rdzv *r);
 
@@ -351,6 +354,10 @@ struct ll_agree_options {
 	bool prove;
 	ll_agree_progress_fn *progress; /* status while waiting for nodes; NULL: none */
 	void *progress_data;
+	/* check --on-slow exclude: when the agreement times out, node 0 stores here the
+	 * nodes that did not arrive (ll_rdzv_missing_hostlist, the caller frees); left
+	 * alone otherwise. NULL: not wanted. */
+	char **missing_out;
 };
 
 /* --agree-timeout and --strict for the commands that agree (run, env, explain). */

@@ -22,6 +22,7 @@
  * step, the PMIx namespace): two jobs sharing a port cannot mistake each other. */
 #include "llmlaunch/agree.h"
 #include "llmlaunch/clock.h"
+#include "llmlaunch/hostlist.h"
 #include "llmlaunch/port.h"
 
 #include <arpa/inet.h>
@@ -887,6 +888,20 @@ bool ll_rdzv_missing(struct ll_rdzv *r, size_t *ret_n, char **ret_names, char **
 						 : ll_asprintf("%s (node 0) did not answer the check-in: %s", name_of(r, 0),
 							       r->last_error ? r->last_error : "no answer");
 	return false;
+}
+
+char *ll_rdzv_missing_hostlist(const struct ll_rdzv *r)
+{
+	_cleanup_free_ char **names = NULL;
+	size_t n = 0;
+
+	if (!r || !r->server)
+		return NULL;
+	names = ll_calloc(r->nnodes + 1, sizeof(char *));
+	for (size_t i = 0; i < r->nnodes; i++)
+		if (!server_done_with(r, i) && r->names[i])
+			names[n++] = r->names[i];
+	return n ? ll_hostlist_compress(names, n) : NULL;
 }
 
 const char *ll_rdzv_verdict(const struct ll_rdzv *r)

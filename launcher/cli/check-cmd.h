@@ -68,4 +68,10 @@ struct ll_check_request {
  * written), other -errno when the check could not run or did not finish. */
 int ll_cli_check(const struct ll_check_request *req, struct ll_error *err);
 
+/* The agreement before the check timed out and node 0 knows who did not arrive
+ * (`missing`, a hostlist; NULL: nothing to do): under --on-slow exclude, write them
+ * to the exclude file as the check writes the nodes it names, and say so in `err`'s
+ * message. A node that never joins is as much in the way as a slow one. */
+void ll_cli_check_exclude_missing(const struct ll_check_cli *cli, const char *missing, struct ll_error *err);
+
 #endif

@@ -292,6 +292,22 @@ static int act(const struct ll_check_request *req, const struct ll_check_result 
 	return -EHOSTDOWN;
 }
 
+void ll_cli_check_exclude_missing(const struct ll_check_cli *cli, const char *missing, struct ll_error *err)
+{
+	const char *file = cli->exclude_file ? cli->exclude_file : LL_CHECK_EXCLUDE_DEFAULT;
+	_cleanup_free_ char *line = NULL, *msg = NULL;
+	int r;
+
+	if (!missing || cli->on_slow != LL_ON_SLOW_EXCLUDE || !err->message)
+		return;
+	line = ll_asprintf("%s\n", missing);
+	r = ll_file_replace(file, line, strlen(line), 0644);
+	msg = r < 0 ? ll_asprintf("%s; cannot write them to the exclude file '%s': %s", err->message, file, strerror(-r))
+		    : ll_asprintf("%s; wrote %s to '%s'", err->message, missing, file);
+	free(err->message);
+	err->message = LL_TAKE(msg);
+}
+
 /* ---- the launch ---- */
 
 static const char *node_name(const struct ll_facts *facts, int rank, char **owned)

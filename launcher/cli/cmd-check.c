@@ -98,7 +98,7 @@ int cmd_check(int argc, char **argv, struct ll_ctx *ctx)
 	struct check_options o = { 0 };
 	_cleanup_(ll_plan_freep) struct ll_plan *plan = NULL;
 	_cleanup_(ll_profile_set_freep) struct ll_profile_set *set = NULL;
-	_cleanup_free_ char *python = NULL, *self = NULL;
+	_cleanup_free_ char *python = NULL, *self = NULL, *missing = NULL;
 	const struct ll_facts *facts = NULL;
 	struct ll_cluster cluster = { 0 };
 	struct ll_error err = { 0 };
@@ -125,7 +125,10 @@ int cmd_check(int argc, char **argv, struct ll_ctx *ctx)
 		/* As a launch: every node proves it reaches the master before anything starts. */
 		o.agree.prove = true;
 		o.agree.progress = ll_cli_agree_progress;
+		o.agree.missing_out = &missing;
 		r = ll_agree(plan, facts, &o.agree, &cluster, &err);
+		if (r == -ETIMEDOUT)
+			ll_cli_check_exclude_missing(&o.check, missing, &err);
 		for (size_t i = 0; r >= 0 && i < cluster.n_notes; i++)
 			ll_warnf("%s", cluster.notes[i]);
 	}

@@ -108,7 +108,7 @@ int cmd_run(int argc, char **argv, struct ll_ctx *ctx)
 	_cleanup_(ll_launch_freep) struct ll_launch *launch = NULL;
 	_cleanup_free_ char *early_python = NULL;
 	pid_t early_check = 0;
-	_cleanup_free_ char *python = NULL, *self = NULL, *logdir = NULL, *statusdir = NULL, *nccldir = NULL;
+	_cleanup_free_ char *python = NULL, *self = NULL, *logdir = NULL, *statusdir = NULL, *nccldir = NULL, *missing = NULL;
 	struct ll_jobdir jobdir = { .lock_fd = -1 };
 	_cleanup_(ll_ncclwatch_freep) struct ll_ncclwatch *watch = NULL;
 	struct ll_cluster cluster = { 0 };
@@ -144,7 +144,11 @@ int cmd_run(int argc, char **argv, struct ll_ctx *ctx)
 	/* A launch proves that every node reaches the rendezvous; a dry run does not. */
 	o.agree.prove = !o.dry_run;
 	o.agree.progress = ll_cli_agree_progress;
+	if (o.preflight)
+		o.agree.missing_out = &missing;
 	r = ll_agree(plan, ctx->facts, &o.agree, &cluster, &err);
+	if (r == -ETIMEDOUT && o.preflight)
+		ll_cli_check_exclude_missing(&o.check, missing, &err);
 	if (r >= 0)
 		for (size_t i = 0; i < cluster.n_notes; i++)
 			ll_warnf("%s", cluster.notes[i]);

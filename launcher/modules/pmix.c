@@ -350,8 +350,13 @@ static int timeout_error(struct pmix_state *st, double timeout, struct ll_error 
 		else
 			ll_error_set(err, -ETIMEDOUT, "agreement timed out after %.0f s: %zu of %u nodes did not arrive: %s",
 				     timeout, n, st->size, names);
-		if (st->me.rank == 0)
+		if (st->me.rank == 0) {
 			ll_rdzv_send_verdict(st->rdzv, err->message);
+			if (st->o->missing_out) {
+				free(*st->o->missing_out);
+				*st->o->missing_out = ll_rdzv_missing_hostlist(st->rdzv);
+			}
+		}
 	} else {
 		ll_error_set(err, -ETIMEDOUT, "agreement timed out after %.0f s waiting for the other %u nodes; %s", timeout,
 			     st->size - 1,

@@ -188,6 +188,11 @@ static void test_checkin(void **state)
 	assert_int_equal(n, 2);
 	assert_string_equal(missing, "n3, n4");
 	free(missing);
+	/* All of them, for an exclude file: rank 0 only. */
+	missing = ll_rdzv_missing_hostlist(srv);
+	assert_string_equal(missing, "n[3-4]");
+	free(missing);
+	assert_null(ll_rdzv_missing_hostlist(cli));
 	assert_true(seen.calls > 0);
 	assert_int_equal(seen.n_missing, 2);
 	assert_string_equal(seen.names, "n3, n4");
