@@ -23,6 +23,11 @@
 #define LL_INFO_NET_PLUGIN_OFF_PATH "NCCLNetPluginOffPath" /* repeated: one only in a vendor directory */
 #define LL_INFO_IMEX_CHANNELS   "IMEXChannels"         /* number of /dev/nvidia-caps-imex-channels/channelN ("0": none) */
 #define LL_INFO_IMEX_ACCESS     "IMEXChannelAccess"    /* "ok" | "denied": the first channel, read and write */
+/* The IMEX service's configuration, as far as a user can read it (/etc/nvidia-imex): */
+#define LL_INFO_IMEX_NODES_FILE "IMEXNodesFile"        /* the node list config.cfg names (IMEX_NODE_CONFIG_FILE) */
+#define LL_INFO_IMEX_NODES      "IMEXNodes"            /* its addresses, comma-separated; "" none; absent: unreadable */
+#define LL_INFO_IMEX_NODES_MISSING "IMEXNodesMissing"  /* "yes": the node list does not exist */
+#define LL_INFO_IMEX_BIND       "IMEXBindAddress"      /* BIND_INTERFACE_IP, when config.cfg sets one */
 
 /* OpenFabrics OS devices (mlx5_0, ...), per port N ("Port1LinkLayer"). hwloc's own:
  * PortNState (number), PortNLID, PortNLMC, PortNGIDk. */

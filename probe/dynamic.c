@@ -50,7 +50,9 @@ static bool is_root_dynamic_info(const char *name)
 {
 	return strcmp(name, LL_INFO_GDR_MODULE) == 0 || strcmp(name, LL_INFO_AMD_PEER_MEMORY) == 0 || strcmp(name, LL_INFO_NET_PLUGINS_KNOWN) == 0 ||
 	       strcmp(name, LL_INFO_NET_PLUGIN) == 0 || strcmp(name, LL_INFO_NET_PLUGIN_OFF_PATH) == 0 ||
-	       strcmp(name, LL_INFO_IMEX_CHANNELS) == 0 || strcmp(name, LL_INFO_IMEX_ACCESS) == 0;
+	       strcmp(name, LL_INFO_IMEX_CHANNELS) == 0 || strcmp(name, LL_INFO_IMEX_ACCESS) == 0 ||
+	       strcmp(name, LL_INFO_IMEX_NODES_FILE) == 0 || strcmp(name, LL_INFO_IMEX_NODES) == 0 ||
+	       strcmp(name, LL_INFO_IMEX_NODES_MISSING) == 0 || strcmp(name, LL_INFO_IMEX_BIND) == 0;
 }
 
 /* hwloc's own Address of a Network OS device, read the way hwloc reads it (the

@@ -201,6 +201,9 @@ void ll_facts_free(struct ll_facts *f)
 	ll_strv_free(f->net_plugins_off_path, f->n_net_plugins_off_path);
 	free(f->gdr_module);
 	free(f->kernel_release);
+	free(f->imex_nodes_file);
+	free(f->imex_nodes);
+	free(f->imex_bind);
 	free(f->gpu_nic);
 	free(f);
 }

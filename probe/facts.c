@@ -450,6 +450,10 @@ static void imex_facts(hwloc_obj_t root, struct ll_facts *f)
 
 	f->imex_channels = (int)ll_facts_parse_long(hwloc_obj_get_info_by_name(root, LL_INFO_IMEX_CHANNELS), 10);
 	f->imex_access = ll_streq(access, "ok") ? LL_YES : ll_streq(access, "denied") ? LL_NO : LL_UNKNOWN;
+	f->imex_nodes_file = ll_strdup(hwloc_obj_get_info_by_name(root, LL_INFO_IMEX_NODES_FILE));
+	f->imex_nodes = ll_strdup(hwloc_obj_get_info_by_name(root, LL_INFO_IMEX_NODES));
+	f->imex_nodes_missing = ll_streq(hwloc_obj_get_info_by_name(root, LL_INFO_IMEX_NODES_MISSING), "yes");
+	f->imex_bind = ll_strdup(hwloc_obj_get_info_by_name(root, LL_INFO_IMEX_BIND));
 }
 
 static void dmabuf_facts(hwloc_obj_t root, struct ll_facts *f)

@@ -307,6 +307,14 @@ struct ll_facts {
 	 * NVLink needs: how many, -1 unknown; whether this user may open the first. */
 	int imex_channels;
 	enum ll_tristate imex_access;
+	/* The IMEX service's node list (/etc/nvidia-imex/config.cfg names it), as far as
+	 * this user can read it: the file (NULL: IMEX's config unknown), its addresses
+	 * ("a,b,c" as inet_ntop writes them; NULL: not readable), whether it is missing,
+	 * and BIND_INTERFACE_IP (NULL: unset, the service finds this node in the list). */
+	char *imex_nodes_file;
+	char *imex_nodes;
+	bool imex_nodes_missing;
+	char *imex_bind;
 
 	/* PCIe path class between gpus[i] and rdma[j]: gpu_nic[i * n_rdma + j]. */
 	enum ll_path *gpu_nic;

@@ -341,6 +341,15 @@ static void print_gdr(struct ll_out *o, const struct ll_facts *f)
 	ll_out_bool(o, "imex_access", f->imex_channels > 0 ? " (open for this user: %s)" : NULL, f->imex_access);
 	if (f->imex_channels >= 0)
 		ll_out_text(o, "\n");
+	/* The IMEX service's node list, where its config could be read. */
+	ll_out_string(o, "imex_nodes_file", f->imex_nodes_file ? "IMEX node list: %s" : NULL, f->imex_nodes_file);
+	ll_out_string(o, "imex_nodes", f->imex_nodes_file && !f->imex_nodes_missing ? " (%s)" : NULL,
+		      f->imex_nodes);
+	if (f->imex_nodes_file && f->imex_nodes_missing)
+		ll_out_text(o, " (missing)");
+	ll_out_string(o, "imex_bind", f->imex_bind ? ", bound to %s" : NULL, f->imex_bind);
+	if (f->imex_nodes_file)
+		ll_out_text(o, "\n");
 }
 
 static void print_matrix(struct ll_out *o, const struct ll_facts *f)

@@ -82,6 +82,88 @@ static void split_clique_lint(struct plan_state *s)
 	}
 }
 
+/* Is ADDR (inet_ntop text) one of LIST ("a,b,c", as probe/imex.c writes it)? */
+static bool in_list(const char *list, const char *addr)
+{
+	size_t len = strlen(addr);
+
+	for (const char *p = list; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+		if (strncmp(p, addr, len) == 0 && (p[len] == ',' || p[len] == '\0'))
+			return true;
+	return false;
+}
+
+static size_t list_count(const char *list)
+{
+	size_t n = *list ? 1 : 0;
+
+	for (const char *p = list; *p; p++)
+		n += *p == ',';
+	return n;
+}
+
+/* The IMEX service joins the domain with the address its node list holds for this
+ * node (BIND_INTERFACE_IP when set, else the first of the node's own addresses found
+ * in the list: NVIDIA's IMEX guide, "IMEX Service Config Options"). A node missing
+ * from the list cannot import or export memory across nodes: CUDA's fabric handles
+ * fail and NCCL stops ("Check the IMEX channel configuration"). */
+static void imex_nodes_lint(struct plan_state *s)
+{
+	const struct ll_facts *f = s->f;
+	struct ll_buf mine;
+	size_t n_mine = 0;
+	bool known = false, listed = false;
+
+	if (!f->imex_nodes_file)
+		return;
+	if (f->imex_nodes_missing) {
+		plan_lint(s, LL_LINT_WARNING, "IMEX",
+			  "IMEX's node list %s (named by /etc/nvidia-imex/config.cfg) does not exist: the IMEX "
+			  "service has no domain to join and CUDA cannot import other nodes' memory; NCCL stops a "
+			  "multi-node job; write the domain's node addresses there, one a line, and restart "
+			  "nvidia-imex",
+			  f->imex_nodes_file);
+		return;
+	}
+	if (!f->imex_nodes)
+		return;
+	if (f->imex_bind) {
+		if (!in_list(f->imex_nodes, f->imex_bind))
+			plan_lint(s, LL_LINT_WARNING, "IMEX",
+				  "IMEX binds to %s (BIND_INTERFACE_IP in /etc/nvidia-imex/config.cfg), which its node "
+				  "list %s (%zu addresses) does not hold: this node cannot join the IMEX domain and "
+				  "NCCL stops a multi-node job; add the address to the list on every node and restart "
+				  "nvidia-imex",
+				  f->imex_bind, f->imex_nodes_file, list_count(f->imex_nodes));
+		return;
+	}
+	ll_buf_init(&mine);
+	for (size_t i = 0; i < f->n_netifs && !listed; i++) {
+		const struct ll_netif *n = &f->netifs[i];
+
+		if (!n->addrs_known || n->kind == LL_NETIF_LOOPBACK)
+			continue;
+		for (size_t j = 0; j < n->n_addrs && !listed; j++) {
+			const char *a = n->addrs[j].addr;
+
+			if (!a || ll_startswith(a, "fe80:"))
+				continue;
+			known = true;
+			listed = in_list(f->imex_nodes, a);
+			add_gpu(&mine, &n_mine, "%s", a);
+		}
+	}
+	add_more(&mine, n_mine);
+	if (known && !listed)
+		plan_lint(s, LL_LINT_WARNING, "IMEX",
+			  "none of this node's addresses (%s) is in IMEX's node list %s (%zu addresses): the IMEX "
+			  "service finds its own address there, so this node cannot join the IMEX domain and NCCL "
+			  "stops a multi-node job; add the node's address to the list on every node of the domain "
+			  "and restart nvidia-imex (it reads the list only at start)",
+			  mine.s, f->imex_nodes_file, list_count(f->imex_nodes));
+	ll_buf_release(&mine);
+}
+
 void plan_lint_mnnvl(struct plan_state *s)
 {
 	const struct ll_facts *f = s->f;
@@ -120,6 +202,8 @@ void plan_lint_mnnvl(struct plan_state *s)
 			  "the IMEX channel is not readable and writable by this user: CUDA cannot import other "
 			  "nodes' memory and NCCL stops a multi-node job; make it mode 0666 (as NVIDIA's IMEX guide "
 			  "creates channel0) or give the user access");
+	if (!off)
+		imex_nodes_lint(s);
 
 	ll_buf_init(&pending);
 	ll_buf_init(&failed);

@@ -127,6 +127,27 @@ expect_json "$tmp/fabric.json" '[.imex_channels, .imex_access]' '[1,true]'
 "$LLMLAUNCH" probe --topology "$tmp/fabric.xml" --json >"$tmp/fabric-replay.json" || fail "fabric snapshot replay failed"
 expect_json "$tmp/fabric-replay.json" '[.gpus[0].nvlink_fabric.clique_id, .gpus[7].nvlink_fabric.state, .imex_channels]' \
 	'[3,"not-started",1]'
-rm -r "$root/dev"
+# IMEX's node list, from the config the service reads (addresses as inet_ntop writes
+# them, comments skipped), kept by the snapshot; a list that does not exist says so;
+# without a config nothing is known.
+expect_json "$tmp/fabric.json" '[.imex_nodes_file, .imex_nodes]' '[null,null]'
+mkdir -p "$root/etc/nvidia-imex"
+printf '# the rack\nSERVER_PORT=50000\nIMEX_NODE_CONFIG_FILE = /etc/nvidia-imex/rack1.cfg  # per rack\n' \
+	>"$root/etc/nvidia-imex/config.cfg"
+printf '198.51.100.1\n  198.51.100.2 # tray 2\n\n# spare\nfd00:0:0::3\n' >"$root/etc/nvidia-imex/rack1.cfg"
+probe dgx8 "$LL_FAKE_NVML" "$tmp/imex" --save "$tmp/imex.xml"
+expect_json "$tmp/imex.json" '[.imex_nodes_file, .imex_nodes, .imex_bind]' \
+	'["/etc/nvidia-imex/rack1.cfg","198.51.100.1,198.51.100.2,fd00::3",null]'
+"$LLMLAUNCH" probe --topology "$tmp/imex.xml" --json >"$tmp/imex-replay.json" || fail "IMEX snapshot replay failed"
+expect_json "$tmp/imex-replay.json" '.imex_nodes' '"198.51.100.1,198.51.100.2,fd00::3"'
+rm "$root/etc/nvidia-imex/rack1.cfg"
+printf 'BIND_INTERFACE_IP=198.51.100.9\n' >"$root/etc/nvidia-imex/config.cfg"
+probe dgx8 "$LL_FAKE_NVML" "$tmp/imex-missing"
+expect_json "$tmp/imex-missing.json" '[.imex_nodes_file, .imex_nodes, .imex_bind]' \
+	'["/etc/nvidia-imex/nodes_config.cfg",null,"198.51.100.9"]'
+FAKE_NVML_SCENARIO=dgx8 LLMLAUNCH_NVML_LIBRARY=$LL_FAKE_NVML "$LLMLAUNCH" probe --fsroot "$root" >"$tmp/imex-missing.txt" 2>&1
+grep -q '^IMEX node list: /etc/nvidia-imex/nodes_config.cfg (missing), bound to 198.51.100.9$' "$tmp/imex-missing.txt" ||
+	fail "probe's text does not show the missing list: $(grep IMEX "$tmp/imex-missing.txt")"
+rm -r "$root/dev" "$root/etc/nvidia-imex"
 
 echo "nvml-probe: ok"

@@ -1228,6 +1228,47 @@ static void t_mnnvl_lints(void **state)
 	ll_plan_free(p);
 	fx_free(x);
 
+	/* IMEX's node list: this node's address in it, not in it, BIND_INTERFACE_IP not in
+	 * it, the list missing; unreadable (NULL) says nothing. */
+	x = fx_nvl72();
+	fx_netif(x, "eth0", LL_NETIF_ETHERNET, "198.51.100.7");
+	x->f.imex_nodes_file = fx_str(x, "/etc/nvidia-imex/nodes_config.cfg");
+	x->f.imex_nodes = fx_str(x, "198.51.100.1,198.51.100.7,fd00::3");
+	p = fx_plan(x);
+	assert_int_equal(lints_on(p, "IMEX"), 0);
+	ll_plan_free(p);
+	x->f.imex_nodes = fx_str(x, "198.51.100.1,198.51.100.70");
+	p = fx_plan(x);
+	assert_string_equal(lint_message(p, "IMEX", 0),
+			    "none of this node's addresses (198.51.100.7) is in IMEX's node list "
+			    "/etc/nvidia-imex/nodes_config.cfg (2 addresses): the IMEX service finds its own address "
+			    "there, so this node cannot join the IMEX domain and NCCL stops a multi-node job; add the "
+			    "node's address to the list on every node of the domain and restart nvidia-imex (it reads "
+			    "the list only at start)");
+	ll_plan_free(p);
+	x->f.imex_bind = fx_str(x, "198.51.100.9");
+	p = fx_plan(x);
+	assert_string_equal(lint_message(p, "IMEX", 0),
+			    "IMEX binds to 198.51.100.9 (BIND_INTERFACE_IP in /etc/nvidia-imex/config.cfg), which its "
+			    "node list /etc/nvidia-imex/nodes_config.cfg (2 addresses) does not hold: this node cannot "
+			    "join the IMEX domain and NCCL stops a multi-node job; add the address to the list on every "
+			    "node and restart nvidia-imex");
+	ll_plan_free(p);
+	x->f.imex_bind = NULL;
+	x->f.imex_nodes = NULL;
+	p = fx_plan(x);
+	assert_int_equal(lints_on(p, "IMEX"), 0);
+	ll_plan_free(p);
+	x->f.imex_nodes_missing = true;
+	p = fx_plan(x);
+	assert_string_equal(lint_message(p, "IMEX", 0),
+			    "IMEX's node list /etc/nvidia-imex/nodes_config.cfg (named by /etc/nvidia-imex/config.cfg) "
+			    "does not exist: the IMEX service has no domain to join and CUDA cannot import other nodes' "
+			    "memory; NCCL stops a multi-node job; write the domain's node addresses there, one a line, "
+			    "and restart nvidia-imex");
+	ll_plan_free(p);
+	fx_free(x);
+
 	/* Fabric states: in progress, failed, degraded bandwidth. */
 	x = fx_nvl72();
 	x->gpus[0].nvfabric.state = LL_FABRIC_IN_PROGRESS;
