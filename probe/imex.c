@@ -25,7 +25,7 @@
  * node's address from that list. A node whose address is not in it cannot join. */
 #define IMEX_CONFIG "/etc/nvidia-imex/config.cfg"
 #define IMEX_NODES_DEFAULT "/etc/nvidia-imex/nodes_config.cfg"
-/* An NVL576 domain lists 144 nodes; a wrong path must not read a disk. */
+/* A 72-GPU domain lists 18 nodes; the cap only keeps a wrong path from reading a disk. */
 #define IMEX_FILE_MAX (64u << 10)
 #define IMEX_NODES_MAX 4096
 
@@ -43,8 +43,12 @@ static char *config_value(const char *text, const char *key)
 	size_t klen = strlen(key);
 	char *value = NULL;
 
-	for (const char *line = text; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+	for (const char *line = text, *next; *line; line = next) {
 		const char *p = line + strspn(line, " \t"), *end;
+
+		next = line + strcspn(line, "\n");
+		if (*next)
+			next++;
 
 		if (strncmp(p, key, klen) != 0)
 			continue;

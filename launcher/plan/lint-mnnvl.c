@@ -27,16 +27,16 @@ static bool in_fabric(const struct ll_gpu *g)
 	return g->nvfabric.state != LL_FABRIC_UNKNOWN && g->nvfabric.state != LL_FABRIC_NOT_SUPPORTED;
 }
 
-/* GPUs named in one message before "and N more". */
-#define GPUS_SHOWN 4
+/* GPUs (or addresses) named in one message before "and N more". */
+#define NAMES_SHOWN 4
 
-static void add_gpu(struct ll_buf *b, size_t *n, const char *fmt, ...) LL_PRINTF(3, 4);
+static void add_shown(struct ll_buf *b, size_t *n, const char *fmt, ...) LL_PRINTF(3, 4);
 
-static void add_gpu(struct ll_buf *b, size_t *n, const char *fmt, ...)
+static void add_shown(struct ll_buf *b, size_t *n, const char *fmt, ...)
 {
 	va_list ap;
 
-	if ((*n)++ >= GPUS_SHOWN)
+	if ((*n)++ >= NAMES_SHOWN)
 		return;
 	if (b->len)
 		ll_buf_add(b, ", ");
@@ -47,8 +47,8 @@ static void add_gpu(struct ll_buf *b, size_t *n, const char *fmt, ...)
 
 static void add_more(struct ll_buf *b, size_t n)
 {
-	if (n > GPUS_SHOWN)
-		ll_buf_addf(b, " and %zu more", n - GPUS_SHOWN);
+	if (n > NAMES_SHOWN)
+		ll_buf_addf(b, " and %zu more", n - NAMES_SHOWN);
 }
 
 /* The agreement files a node under its first registered GPU's clique (agree-clique.c);
@@ -150,7 +150,7 @@ static void imex_nodes_lint(struct plan_state *s)
 				continue;
 			known = true;
 			listed = in_list(f->imex_nodes, a);
-			add_gpu(&mine, &n_mine, "%s", a);
+			add_shown(&mine, &n_mine, "%s", a);
 		}
 	}
 	add_more(&mine, n_mine);
@@ -215,11 +215,11 @@ void plan_lint_mnnvl(struct plan_state *s)
 		if (!in_fabric(g))
 			continue;
 		if (fi->state != LL_FABRIC_COMPLETED)
-			add_gpu(&pending, &n_pending, "%s (%s)", g->busid, ll_fabric_state_name(fi->state));
+			add_shown(&pending, &n_pending, "%s (%s)", g->busid, ll_fabric_state_name(fi->state));
 		else if (fi->status != 0)
-			add_gpu(&failed, &n_failed, "%s (NVML status %d)", g->busid, fi->status);
+			add_shown(&failed, &n_failed, "%s (NVML status %d)", g->busid, fi->status);
 		else if (fi->health_mask >= 0 && LL_FABRIC_HEALTH_DEGRADED_BW(fi->health_mask))
-			add_gpu(&degraded, &n_degraded, "%s (health mask 0x%08lx)", g->busid, fi->health_mask);
+			add_shown(&degraded, &n_degraded, "%s (health mask 0x%08lx)", g->busid, fi->health_mask);
 	}
 	split_clique_lint(s);
 	add_more(&pending, n_pending);
