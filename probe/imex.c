@@ -69,18 +69,18 @@ static char *config_value(const char *text, const char *key)
 
 /* One address as inet_ntop() writes it, so that lists and interfaces compare as
  * text; anything else (a host name) as given. */
-static void add_address(struct ll_buf *b, const char *word, size_t len)
+static char *canonical_address(const char *word, size_t len)
 {
-	_cleanup_free_ char *w = ll_strndup(word, len);
+	char *w = ll_strndup(word, len);
 	unsigned char bin[sizeof(struct in6_addr)];
 	char text[INET6_ADDRSTRLEN];
-	const char *canon = w;
+	int family = inet_pton(AF_INET, w, bin) == 1 ? AF_INET : inet_pton(AF_INET6, w, bin) == 1 ? AF_INET6 : 0;
 
-	if (inet_pton(AF_INET, w, bin) == 1)
-		canon = inet_ntop(AF_INET, bin, text, sizeof(text));
-	else if (inet_pton(AF_INET6, w, bin) == 1)
-		canon = inet_ntop(AF_INET6, bin, text, sizeof(text));
-	ll_buf_addf(b, "%s%s", b->len ? "," : "", canon ? canon : w);
+	if (family && inet_ntop(family, bin, text, sizeof(text))) {
+		free(w);
+		w = ll_strdup(text);
+	}
+	return w;
 }
 
 /* The IMEX service's node list, where this user may read it: IMEXNodesFile and
@@ -106,10 +106,9 @@ static void annotate_imex_config(hwloc_obj_t root, const char *fsroot)
 	bind = config_value(config, "BIND_INTERFACE_IP");
 	ll_obj_info_once(root, LL_INFO_IMEX_NODES_FILE, nodes_file);
 	if (bind) {
-		ll_buf_init(&list);
-		add_address(&list, bind, strlen(bind));
-		ll_obj_info_once(root, LL_INFO_IMEX_BIND, list.s);
-		ll_buf_release(&list);
+		_cleanup_free_ char *canon = canonical_address(bind, strlen(bind));
+
+		ll_obj_info_once(root, LL_INFO_IMEX_BIND, canon);
 	}
 	nodes_path = ll_sysfs_path(fsroot, "%s", nodes_file);
 	r = ll_read_file(nodes_path, IMEX_FILE_MAX, &nodes);
@@ -130,12 +129,13 @@ static void annotate_imex_config(hwloc_obj_t root, const char *fsroot)
 		}
 		len = strcspn(p, " \t\r\n#");
 		if (len) {
-			add_address(&list, p, len);
-			n++;
+			_cleanup_free_ char *canon = canonical_address(p, len);
+
+			ll_buf_addf(&list, "%s%s", n++ ? "," : "", canon);
 		}
 		p += len;
 	}
-	ll_obj_info_once(root, LL_INFO_IMEX_NODES, list.s ? list.s : "");
+	ll_obj_info_once(root, LL_INFO_IMEX_NODES, list.s);
 	ll_buf_release(&list);
 }
 

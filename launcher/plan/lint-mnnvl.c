@@ -87,10 +87,15 @@ static bool in_list(const char *list, const char *addr)
 {
 	size_t len = strlen(addr);
 
-	for (const char *p = list; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
-		if (strncmp(p, addr, len) == 0 && (p[len] == ',' || p[len] == '\0'))
+	for (const char *p = list;;) {
+		size_t n = strcspn(p, ",");
+
+		if (n == len && strncmp(p, addr, len) == 0)
 			return true;
-	return false;
+		if (!p[n])
+			return false;
+		p += n + 1;
+	}
 }
 
 static size_t list_count(const char *list)
