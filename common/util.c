@@ -1,7 +1,10 @@
 #include "llmlaunch/util.h"
 
+#include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -136,6 +139,7 @@ void ll_error_clear(struct ll_error *err)
 	free(err->message);
 	free(err->hint);
 	err->message = err->hint = NULL;
+	err->usage = false;
 }
 
 void ll_buf_init(struct ll_buf *b)
@@ -252,6 +256,29 @@ void ll_strv_free_null(char **v)
 	free(v);
 }
 
+int ll_parse_seconds(const char *what, const char *s, double min, double max, double *ret, struct ll_error *err)
+{
+	static const struct { char suffix; double scale; } units[] = { { 's', 1 }, { 'm', 60 }, { 'h', 3600 } };
+	char *end = NULL;
+	double v;
+
+	errno = 0;
+	v = s && *s && !isspace((unsigned char)*s) ? strtod(s, &end) : NAN;
+	if (s && *s && end != s && !errno && isfinite(v)) {
+		for (size_t i = 0; i < LL_ARRAY_SIZE(units) && *end; i++)
+			if (end[0] == units[i].suffix && !end[1]) {
+				v *= units[i].scale;
+				end++;
+			}
+		if (!*end && v >= min && v <= max) {
+			*ret = v;
+			return 0;
+		}
+	}
+	return ll_error_set(err, -EINVAL, "%s '%s': expected a duration from %g to %g seconds (30, 30s, 5m, 1h)", what,
+			    s ? s : "", min, max);
+}
+
 int ll_parse_long(const char *s, long min, long max, long *ret)
 {
 	char *end;
@@ -301,4 +328,57 @@ char *ll_strstrip_end(char *s)
 	while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\n' || s[n - 1] == '\r'))
 		s[--n] = '\0';
 	return s;
+}
+
+size_t ll_edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), r;
+	size_t *d;
+
+	/* Optimal string alignment: Levenshtein plus adjacent transpositions ("bnid" is one
+	 * edit from "bind"), case-insensitive because case slips are typos too. */
+	if (la > 256 || lb > 256)
+		return SIZE_MAX;
+	d = ll_malloc((la + 1) * (lb + 1) * sizeof(*d));
+#define D(i, j) d[(i) * (lb + 1) + (j)]
+	for (size_t i = 0; i <= la; i++)
+		D(i, 0) = i;
+	for (size_t j = 0; j <= lb; j++)
+		D(0, j) = j;
+	for (size_t i = 1; i <= la; i++) {
+		for (size_t j = 1; j <= lb; j++) {
+			int ai = tolower((unsigned char)a[i - 1]), bj = tolower((unsigned char)b[j - 1]);
+			size_t best = D(i - 1, j - 1) + (ai != bj);
+			if (D(i - 1, j) + 1 < best)
+				best = D(i - 1, j) + 1;
+			if (D(i, j - 1) + 1 < best)
+				best = D(i, j - 1) + 1;
+			if (i > 1 && j > 1 && ai == tolower((unsigned char)b[j - 2]) &&
+			    tolower((unsigned char)a[i - 2]) == bj && D(i - 2, j - 2) + 1 < best)
+				best = D(i - 2, j - 2) + 1;
+			D(i, j) = best;
+		}
+	}
+	r = D(la, lb);
+#undef D
+	free(d);
+	return r;
+}
+
+const char *ll_did_you_mean(const char *word, const char *const *names, size_t n, size_t limit)
+{
+	size_t best = SIZE_MAX;
+	const char *pick = NULL;
+
+	if (!limit)
+		limit = strlen(word) / 4 ? strlen(word) / 4 : 1;
+	for (size_t i = 0; i < n; i++) {
+		size_t d = ll_edit_distance(word, names[i]);
+
+		if (d < best) {
+			best = d;
+			pick = names[i];
+		}
+	}
+	return best <= limit ? pick : NULL;
 }

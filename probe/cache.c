@@ -12,6 +12,7 @@
 
 #include "llmlaunch/file.h"
 #include "cache.h"
+#include "llmlaunch/hash.h"
 #include "annotations.h"
 #include "sysfs.h"
 #include "llmlaunch/version.h"
@@ -44,18 +45,13 @@ struct fnv {
 
 static void fnv_init(struct fnv *f)
 {
-	f->h = UINT64_C(0xcbf29ce484222325);
+	f->h = LL_HASH_INIT;
 }
 
 /* Each part is followed by a NUL, so ("ab","c") and ("a","bc") differ. */
 static void fnv_add(struct fnv *f, const char *s)
 {
-	for (const unsigned char *p = (const unsigned char *)(s ? s : "\x01"); ; p++) {
-		f->h ^= *p;
-		f->h *= UINT64_C(0x100000001b3);
-		if (!*p)
-			break;
-	}
+	f->h = ll_hash_add_part(f->h, s);
 }
 
 static char *fnv_hex(const struct fnv *f)

@@ -14,6 +14,8 @@ struct ll_agree_pmix_args {
 	const struct ll_agree_options *o;
 	const char *proof_ifname;         /* the interface the user set for the job; NULL: the agreed one */
 	int port_base;                    /* the job's first candidate master port (ll_rdzv_ports) */
+	int port_asked;                   /* > 0: the only master port (the command line's or a profile's,
+					   * the same on every node: the summaries prove it) */
 };
 
 /* Publish the record and summary under PMIx, check in with rank 0 while waiting,

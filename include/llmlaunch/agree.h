@@ -53,6 +53,7 @@ struct ll_summary {
 	int n_gpus;
 	char *gpu_model;            /* model of the first GPU, NULL unknown or none */
 	int nproc_per_node;
+	int master_port;            /* the master port this node's command line or profile asked for, 0 none */
 	struct ll_summary_port *ports;
 	size_t n_ports;
 	int gid_index;              /* planned NCCL_IB_GID_INDEX, -1 unset */
@@ -331,21 +332,10 @@ enum ll_agree_backend { LL_AGREE_AUTO = 0, LL_AGREE_PMIX, LL_AGREE_SLURM, LL_AGR
 const char *ll_agree_backend_name(enum ll_agree_backend b);
 
 struct ll_agree_options {
-	enum ll_agree_backend backend; /* AUTO: PMIx when its variables are set, else Slurm, else single */
+	enum ll_agree_backend backend; /* AUTO: the plan's "agreement" (ll_agree_launcher() when planned) */
 	double timeout_s;           /* the agreement's; <= 0: scaled with the job (ll_agree_deadlines) */
 	bool strict;
 	char *const *environ;       /* environment to detect launchers in; NULL: the process's */
-	/* The user's own rendezvous flags for torchrun (`run`: --nnodes, --node_rank,
-	 * --master_addr, --master_port, --rdzv_endpoint, --standalone). With any of them
-	 * but --node_rank and --master_port the user runs the rendezvous by hand: no
-	 * launcher is asked, and the single-node backend keeps what they said. */
-	bool rendezvous_by_hand;
-	int nnodes;                 /* 0: not given; -1: given but no fixed count ("1:4") */
-	const char *nnodes_text;    /* the value as given, for messages */
-	int node_rank;              /* 0 unless given */
-	const char *master_addr;    /* NULL: not given */
-	int master_port;            /* 0: not given */
-	bool own_endpoint;          /* --rdzv_endpoint or --standalone: torchrun finds its port */
 	/* env/explain: agree only under a launcher; alone, leave the plan untouched
 	 * (ret->backend = LL_AGREE_SINGLE, nnodes 1). */
 	bool launcher_only;
@@ -398,19 +388,26 @@ void ll_cluster_release(struct ll_cluster *c);
 void ll_cluster_note(struct ll_cluster *c, const char *fmt, ...) LL_PRINTF(2, 3);
 
 /* Agree with the other nodes and write the cluster-wide values into `plan`
- * (nnodes, node_rank, master_addr, master_port, NCCL_SOCKET_IFNAME, GLOO_SOCKET_IFNAME,
- * source LL_SOURCE_CLUSTER; values the user set in the environment or on the command
- * line are left alone). Fills `ret` on success. */
+ * (torchrun.nnodes, .node_rank, .master_addr, .master_port, NCCL_SOCKET_IFNAME,
+ * GLOO_SOCKET_IFNAME, source LL_SOURCE_CLUSTER; values the user set in the environment
+ * or on the command line are left alone). The backend is the plan's "agreement"
+ * (o->backend overrides it); without one, the single node keeps the world values the
+ * plan holds from the command line or a local profile (a rendezvous by hand). A
+ * master port the plan holds from them is the one the agreement uses and proves.
+ * Fills `ret` on success. */
 int ll_agree(struct ll_plan *plan, const struct ll_facts *facts, const struct ll_agree_options *o,
 	     struct ll_cluster *ret, struct ll_error *err);
 
 /* Write the cluster values of `c` into `plan` as ll_agree() does, each with its
- * source and reason; `o` (NULL: none) says which the user gave on the command line.
- * For callers that know the cluster without agreeing (the TaskProlog). */
-void ll_cluster_apply(struct ll_plan *plan, const struct ll_cluster *c, const struct ll_agree_options *o);
+ * source and reason. For callers that know the cluster without agreeing (the
+ * TaskProlog). */
+void ll_cluster_apply(struct ll_plan *plan, const struct ll_cluster *c);
 
 /* Which backend the environment calls for (no PMIx call is made). */
 enum ll_agree_backend ll_agree_detect(char *const *environ);
+/* The launcher whose agreement the environment calls for, as the planner names it
+ * ("pmix", "slurm"; NULL: none), and what showed it (static text). */
+const char *ll_agree_launcher(char *const *environ, const char **ret_why);
 
 /* Build this node's summary from facts and plan. */
 int ll_summary_build(const struct ll_facts *facts, const struct ll_plan *plan, struct ll_summary **ret,

@@ -59,11 +59,14 @@ enum {
 /* Handle one of the common options; returns true when `opt` was one. */
 bool ll_ctx_common_option(struct ll_ctx *ctx, int opt, const char *arg);
 
-/* The getopt_long() results every command treats alike, for use in the `default:` case:
- * a common option (handled: returns 1), '?' (unknown option) and ':' (missing value;
- * optstring must start with ':'), and anything else the command did not expect. Usage
- * errors are reported as "CMD: ..." and return -EINVAL. */
-int ll_cmd_option_fallback(const char *cmd, int c, const char *arg, char **argv, struct ll_ctx *ctx);
+/* The getopt_long() results every command treats alike, for use in the `default:` case
+ * (opterr = 0, an optstring starting with ':'): a common option (handled: returns 1;
+ * `ctx` NULL: the command takes none), '?' (unknown option: a "did you mean" from
+ * `longopts`) and ':' (missing value), and anything else the command did not expect.
+ * Usage errors are reported as "llmlaunch: CMD: unknown option '--x'" and return
+ * -EINVAL; the command exits 2. */
+int ll_cmd_option_fallback(const char *cmd, int c, const char *arg, char **argv, struct ll_ctx *ctx,
+			   const struct option *longopts);
 /* After the option loop: no operands left, and --topology and --fsroot not both given.
  * Returns 1, or -EINVAL after reporting. */
 int ll_cmd_options_done(const char *cmd, int argc, char **argv, struct ll_ctx *ctx);

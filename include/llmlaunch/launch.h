@@ -10,7 +10,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
-#include "llmlaunch/agree.h"
 #include "llmlaunch/plan.h"
 #include "llmlaunch/torchrun-options.h"
 #include "llmlaunch/util.h"
@@ -21,14 +20,36 @@
  * failing script's status instead. */
 #define LL_STATUS_DIR_ENV "LLMLAUNCH_STATUS_DIR"
 
-/* A torchrun option the user gave. `name` points into ll_torchrun_options;
- * `value` is borrowed (argv), NULL for flags. */
-struct ll_torchrun_arg {
-	const char *name;
-	const char *value;
+/* ---- what the launch itself puts in the plan (launch-plan.c) ---------------- */
+
+/* Where NCCL logs for the watcher, inside the job directory. */
+#define LL_LAUNCH_NCCL_DIR "nccl"
+#define LL_LAUNCH_NCCL_FILE "nccl.%h.%p"
+
+struct ll_launch_job {
+	const char *dir;            /* the job directory (ll_jobdir_path(), ll_jobdir_create()) */
+	bool records;               /* the workers record how they ended (supervised; not --exec) */
+	bool watch;                 /* NCCL logs at INFO into DIR/nccl for the watcher (supervised) */
+	char *const *environ;       /* the inherited environment: the user's own NCCL_DEBUG* */
 };
 
-/* ---- what stage 3 decided: struct ll_cluster (llmlaunch/agree.h) ---------- */
+/* Write into `plan`, with source LL_SOURCE_LAUNCH, what this launch needs: torchrun's
+ * --log_dir (the job directory, unless a profile or the command line chose one),
+ * LLMLAUNCH_PLACEMENT (unset: no binding, with --run_path), LLMLAUNCH_STATUS_DIR,
+ * and NCCL's debug variables and "nccl_log", the file pattern the watcher reads:
+ * the job's own (a profile's NCCL_DEBUG* cannot turn the watcher off), or the
+ * user's NCCL_DEBUG_FILE (environment, command line, local profile), or none when
+ * the user's NCCL_DEBUG logs to the job's output (the reason says so). */
+void ll_launch_plan_job(struct ll_plan *plan, const struct ll_launch_job *job);
+/* An NCCL_DEBUG_FILE pattern ("DIR/nccl.%h.%p") as the directory to watch and the
+ * prefix of its files' names ("nccl."), both malloc'ed; -EINVAL when the directory
+ * itself varies by host or process. */
+int ll_launch_nccl_log_split(const char *pattern, char **ret_dir, char **ret_prefix);
+
+/* The plan's torchrun options that reach torchrun, in ll_torchrun_options[] order:
+ * set (a value; a flag that is on), not --no_python and --run_path (they shape the
+ * entry point). Fills at most `max` of `ret`; returns how many there are. */
+size_t ll_launch_options(const struct ll_plan *plan, const struct ll_setting **ret, size_t max);
 
 /* ---- building the command ------------------------------------------------- */
 
@@ -39,40 +60,31 @@ struct ll_launch_request {
 	const char *script;         /* SCRIPT (a path; an executable with --no_python) */
 	char *const *script_args;
 	size_t n_script_args;
-	const struct ll_torchrun_arg *user;  /* torchrun options as given, in order */
-	size_t n_user;
-	const char *log_dir;        /* --log_dir unless the user gave one; NULL: none */
-	const char *status_dir;     /* LLMLAUNCH_STATUS_DIR for the workers; NULL: none (--exec) */
 	char *const *environ;       /* inherited environment, NULL-terminated; NULL: empty */
 };
 
 struct ll_launch {
 	char **argv;                /* NULL-terminated; argv[0] is the interpreter */
 	size_t argc;
-	/* "NAME=VALUE" that the launch adds to the inherited environment or changes in it:
-	 * the plan's in plan order, then LLMLAUNCH_PLACEMENT and LLMLAUNCH_STATUS_DIR, then
-	 * those of ll_launch_setenv. */
+	/* "NAME=VALUE" that the launch adds to the inherited environment or changes in it,
+	 * in plan order. */
 	char **env_added;
 	size_t n_env_added;
 	char **envp;                /* complete environment for execve, NULL-terminated */
 	size_t n_envp;
-	char *placement;            /* LLMLAUNCH_PLACEMENT value; NULL when no rank is bound */
 	bool worker;                /* workers start through `llmlaunch __worker` */
-	int nproc_per_node;
-	/* Things worth a warning at launch (e.g. binding not possible with --run_path). */
-	char **notes;
-	size_t n_notes;
+	const char *status_dir;     /* the plan's LLMLAUNCH_STATUS_DIR (borrowed), NULL: none */
 };
 
-/* Build torchrun's argv and environment. Options the user gave win over the plan
- * and the cluster; the plan's "torchrun.NAME" settings become --NAME VALUE unless the
- * user gave --NAME. Returns 0 or -errno (-EINVAL with a message for contradictions). */
-int ll_launch_build(const struct ll_plan *plan, const struct ll_cluster *cluster,
-		    const struct ll_launch_request *req, struct ll_launch **ret, struct ll_error *err);
+/* Build torchrun's argv and environment from the plan alone: every torchrun option
+ * once, from the plan's "torchrun.NAME" settings in table order (ll_launch_options),
+ * then the entry point; the inherited environment with the plan's exported values
+ * (an exported setting left unset is removed: a launch inside a launch must not bind
+ * or report for these workers). Returns 0 or -errno (-EINVAL with a message for
+ * contradictions such as -m with --no_python). */
+int ll_launch_build(const struct ll_plan *plan, const struct ll_launch_request *req, struct ll_launch **ret,
+		    struct ll_error *err);
 void ll_launch_free(struct ll_launch *l);
-/* Add or change one variable of the launch's environment after building (values only
- * known then, such as the NCCL log watcher's); recorded in env_added. */
-void ll_launch_setenv(struct ll_launch *l, const char *name, const char *value);
 static inline void ll_launch_freep(struct ll_launch **l) { if (*l) { ll_launch_free(*l); *l = NULL; } }
 
 /* ---- placement: plan -> LLMLAUNCH_PLACEMENT -> one worker ------------------- */
@@ -125,6 +137,9 @@ struct ll_jobdir {
 /* The job directory's name for this process, without creating it (the dry run). `tmp`
  * NULL: $TMPDIR, else /tmp. Malloc'ed. */
 char *ll_jobdir_path(const char *tmp);
+/* The same for a launch not yet started ("$TMPDIR/llmlaunch-PID", PID literally), for
+ * `explain`. Malloc'ed. */
+char *ll_jobdir_pattern(const char *tmp);
 /* Create it (0700) and take its lock. 0, or -errno with err set. */
 int ll_jobdir_create(const char *tmp, struct ll_jobdir *ret, struct ll_error *err);
 /* The launch is over: drop the lock file, then remove the directory if torchrun left

@@ -25,11 +25,12 @@ enum {
 	"  --nproc-per-node N  workers on this node (default: one per visible GPU)\n"
 
 struct ll_plan_cmd_options {
-	struct ll_assignment *sets;   /* names and values point into argv (split in place) */
+	/* The command line's values, in order: --set NAME=VALUE (split in place in argv),
+	 * --nproc-per-node N, and `run`'s torchrun flags, as "torchrun.NAME". */
+	struct ll_assignment *sets;
 	size_t n_sets;
 	enum ll_bind_mode bind;
 	bool bind_given;
-	int nproc_per_node;           /* 0: decide */
 };
 
 /* Handle one of the options above: 1 handled, 0 not one of them, -EINVAL with err
@@ -42,7 +43,7 @@ struct ll_agree_options;
  * the planner's options and, when `agree` is not NULL, the agreement's options come
  * first. Returns 1 when handled, -EINVAL after reporting a usage error. */
 int ll_plan_cmd_fallback(const char *cmd, int c, char *arg, char **argv, struct ll_ctx *ctx,
-			 struct ll_plan_cmd_options *plan, struct ll_agree_options *agree);
+			 struct ll_plan_cmd_options *plan, struct ll_agree_options *agree, const struct option *longopts);
 
 /* The option loop of the commands that plan (env, explain, slurm task-prolog): the
  * command's own options (`own`, values from 1 up to 0x1000, handled by own_option,
@@ -65,6 +66,14 @@ int ll_plan_cmd_parse(int argc, char **argv, struct ll_ctx *ctx, const struct ll
  * the profile set for callers that show the layers. */
 int ll_ctx_plan(struct ll_ctx *ctx, const struct ll_plan_cmd_options *o, char *const *environ_,
 		struct ll_plan **ret, struct ll_profile_set **ret_profiles, struct ll_error *err);
+
+/* The agreement as every command runs it, after ll_ctx_plan(): the plan's launcher
+ * (or none), the progress line while nodes arrive, `environ_` as the agreement's
+ * environment unless `agree` has one, and the agreement's notes printed as warnings.
+ * Fills `ret` (ll_cluster_release() it). */
+struct ll_cluster;
+int ll_ctx_agree(struct ll_ctx *ctx, struct ll_plan *plan, struct ll_agree_options *agree, char *const *environ_,
+		 struct ll_cluster *ret, struct ll_error *err);
 
 /* ll_ctx_plan(), then the cluster-wide values when a launcher runs this process
  * (srun --mpi=pmix, mpirun, a Slurm job: llmlaunch/agree.h, launcher_only); alone,

@@ -16,6 +16,8 @@ enum ll_source {
 	LL_SOURCE_NCCL_CONF,    /* NCCL's own configuration files: NCCL reads them itself */
 	LL_SOURCE_PROFILE,
 	LL_SOURCE_CLUSTER,      /* decided by agreement across nodes (stage 3) */
+	LL_SOURCE_LAUNCH,       /* what the launch itself needs (its job directory, NCCL's log for the
+				 * watcher, the workers' placement): over profiles, under the user */
 	LL_SOURCE_ENVIRONMENT,
 	LL_SOURCE_CLI,
 };
@@ -25,17 +27,19 @@ enum ll_bind_mode { LL_BIND_NUMA = 0, LL_BIND_CORE, LL_BIND_NONE };
 const char *ll_bind_mode_name(enum ll_bind_mode m);
 int ll_bind_mode_parse(const char *s, enum ll_bind_mode *ret); /* 0 or -EINVAL */
 
-/* A name=value from outside the planner (profile layer, --set), with its origin
- * ("profiles/roce.yaml:12", "--set"). Strings are borrowed. */
+/* A name=value from outside the planner (profile layer, --set, a torchrun flag), with
+ * its origin ("profiles/roce.yaml:12", "--set", "--master-port"). Strings are borrowed. */
 struct ll_assignment {
 	const char *name;
 	const char *value;      /* "auto" from a profile means: let the probe decide */
 	const char *origin;
+	bool remote;            /* from a profile fetched over the network */
 };
 
 /* One decided value. Environment variables for the workers have `exported`
- * set; settings of llmlaunch/torchrun itself (nproc-per-node, bind, master-port)
- * do not. value == NULL means deliberately left unset (the reason says why). */
+ * set; settings of llmlaunch itself (bind, python) and torchrun's options
+ * ("torchrun.master_port": what the launch passes to torchrun, each once) do not.
+ * value == NULL means deliberately left unset (the reason says why). */
 struct ll_setting {
 	char *name;
 	char *value;
@@ -89,13 +93,18 @@ struct ll_plan_input {
 	 * ("NCCL_IB_HCA") or settings ("bind", "python", "torchrun.max_restarts"). */
 	const struct ll_assignment *profile;
 	size_t n_profile;
-	/* --set NAME=VALUE, in order. */
+	/* The command line, in order: --set NAME=VALUE, and torchrun's own flags as
+	 * "torchrun.NAME" (origin "--master-port"; a flag's value "1"). */
 	const struct ll_assignment *cli;
 	size_t n_cli;
 	enum ll_bind_mode bind;
 	bool bind_from_cli;
-	int nproc_per_node;     /* 0: decide */
 	int nnodes;             /* 1 unless stage 3 says otherwise */
+	/* The launcher whose agreement decides the world ("pmix", "slurm"), or NULL: none
+	 * (one node, or a rendezvous the user runs by hand). Under one, torchrun's world
+	 * options are the agreement's (llmlaunch/torchrun-options.h, owners). */
+	const char *launcher;
+	const char *launcher_why; /* what showed it: "PMIX_NAMESPACE is set" */
 };
 
 /* One line of NCCL's configuration files and what becomes of it. */
@@ -122,16 +131,22 @@ struct ll_plan {
 
 /* Is NAME=VALUE something a plan takes (--set checks it when parsing)? Variables
  * ([A-Z_][A-Z0-9_]*) take any value; the settings are "bind" (numa, core, none),
- * "nproc-per-node" and "cores-per-rank" (1-4096), "python" and "torchrun.OPTION"
- * (a torchrun option, its value by its kind). 0, -ENOENT for a name nothing reads
- * (it would be ignored), -EINVAL with *ret_expected (malloc'ed) saying what the
- * value may be. */
+ * "cores-per-rank" (1-4096), "python" and "torchrun.OPTION" (a torchrun option, its
+ * value by its kind; "nproc-per-node" is torchrun.nproc_per_node). 0, -ENOENT for a
+ * name nothing reads (it would be ignored), -EINVAL with *ret_expected (malloc'ed)
+ * saying what the value may be. */
 int ll_plan_setting_check(const char *name, const char *value, char **ret_expected);
 /* The settings' names, for "did you mean" (static). */
 const char *const *ll_plan_setting_names(size_t *ret_n);
 
+/* Plan. -EINVAL when an input sets what its source may not (a torchrun option of the
+ * agreement's world under a launcher, one a fetched profile may not set, a value of
+ * the wrong kind): a usage error, the message naming the value, its origin and what
+ * it would replace. */
 int ll_plan_build(const struct ll_plan_input *in, struct ll_plan **ret, struct ll_error *err);
 void ll_plan_free(struct ll_plan *p);
+/* A deep copy (a launch that differs from the job's in a few values: the check). */
+struct ll_plan *ll_plan_dup(const struct ll_plan *p);
 static inline void ll_plan_freep(struct ll_plan **p) { if (*p) { ll_plan_free(*p); *p = NULL; } }
 
 const struct ll_setting *ll_plan_get(const struct ll_plan *p, const char *name);

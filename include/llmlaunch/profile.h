@@ -149,8 +149,6 @@ bool ll_profile_var_restricted(const char *name, const char *value);
 bool ll_profile_var_remote_allowed(const char *name, const char *value);
 /* [A-Z_][A-Z0-9_]* */
 bool ll_profile_var_name_valid(const char *name);
-/* Levenshtein distance, for "did you mean". */
-size_t ll_edit_distance(const char *a, const char *b);
 
 /* --- match (profile-match.c) --- */
 

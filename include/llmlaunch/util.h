@@ -27,6 +27,7 @@ static inline void ll_fclosep(FILE **f) { if (*f) fclose(*f); }
 struct ll_error {
 	char *message;
 	char *hint;
+	bool usage;     /* the user asked for what cannot be: the command exits 2, not 1 */
 };
 
 /* Set the message (replacing any earlier one) and return `code` (a negative errno),
@@ -75,6 +76,16 @@ void ll_strv_free_null(char **v);
 /* All of s is a decimal number from min to max (leading blanks and a sign as strtol
  * takes them). 0, or -EINVAL with *ret untouched. */
 int ll_parse_long(const char *s, long min, long max, long *ret);
+/* Optimal string alignment distance (Levenshtein plus adjacent transpositions),
+ * case-insensitive; SIZE_MAX for strings over 256 characters. */
+size_t ll_edit_distance(const char *a, const char *b);
+/* The one "did you mean": the name of `names` nearest to `word`, when it is within
+ * `limit` edits (0: one edit per four characters of `word`, at least one), else NULL. */
+const char *ll_did_you_mean(const char *word, const char *const *names, size_t n, size_t limit);
+/* The one duration parser of every option and variable that takes seconds: a number,
+ * optionally followed by s, m or h, within [min, max] seconds. -EINVAL with a message
+ * naming `what` ("--grace") and the value. */
+int ll_parse_seconds(const char *what, const char *s, double min, double max, double *ret, struct ll_error *err);
 /* The first n characters of s are 1 to 9 decimal digits and nothing else. */
 int ll_parse_digits(const char *s, size_t n, int *ret);
 

@@ -11,11 +11,12 @@
  * first use. */
 int agree_pmix_run(const struct ll_agree_pmix_args *a, struct ll_cluster *ret, struct ll_error *err);
 
-/* Slurm environment alone: node rank, count, first host, port from the job id, the
- * interface of the route to the first host; the proof when o->prove (proof_ifname:
- * the user's interface for the job, NULL: the route's). */
-int agree_slurm_run(const struct ll_agree_options *o, const char *proof_ifname, struct ll_cluster *ret,
-		    struct ll_error *err);
+/* Slurm environment alone: node rank, count, first host, port from the job id (or
+ * port_asked > 0, the command line's or a profile's), the interface of the route to
+ * the first host; the proof when o->prove (proof_ifname: the user's interface for the
+ * job, NULL: the route's). */
+int agree_slurm_run(const struct ll_agree_options *o, const char *proof_ifname, int port_asked,
+		    struct ll_cluster *ret, struct ll_error *err);
 
 /* The port the Slurm fallback derives from a job and step id (20000-32767, below
  * Linux's ephemeral range, so a kernel-chosen port never takes it first). */

@@ -22,6 +22,7 @@
  * step, the PMIx namespace): two jobs sharing a port cannot mistake each other. */
 #include "llmlaunch/agree.h"
 #include "llmlaunch/clock.h"
+#include "llmlaunch/hash.h"
 #include "llmlaunch/hostlist.h"
 #include "llmlaunch/port.h"
 
@@ -114,13 +115,9 @@ struct ll_rdzv {
 
 static void token_of(const char *id, char out[17])
 {
-	uint64_t h = 0xcbf29ce484222325ULL;
+	const char *s = id ? id : "";
 
-	for (const char *c = id ? id : ""; *c; c++) {
-		h ^= (unsigned char)*c;
-		h *= 0x100000001b3ULL;
-	}
-	snprintf(out, 17, "%016" PRIx64, h);
+	snprintf(out, 17, "%016" PRIx64, ll_hash(s, strlen(s)));
 }
 
 static char *hello_line(const char *token, size_t rank, size_t nnodes, const char *kind, const char *ifname,

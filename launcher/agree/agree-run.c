@@ -3,9 +3,11 @@
 #include "llmlaunch/file.h"
 #include "agree-internal.h"
 #include "llmlaunch/clock.h"
+#include "llmlaunch/hash.h"
 #include "llmlaunch/env.h"
 #include "llmlaunch/port.h"
 #include "llmlaunch/slurm.h"
+#include "llmlaunch/torchrun-options.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -44,16 +46,46 @@ void ll_cluster_release(struct ll_cluster *c)
 	memset(c, 0, sizeof(*c));
 }
 
-enum ll_agree_backend ll_agree_detect(char *const *env)
+static enum ll_agree_backend detect(char *const *env, const char **ret_why)
 {
 	env = ll_env_or_process(env);
 	/* PMIx_Init without a server fails only after a delay: look for its variables first. */
 	for (char *const *e = env; *e; e++)
-		if (ll_startswith(*e, "PMIX_NAMESPACE=") || ll_startswith(*e, "PMIX_SERVER_URI"))
+		if (ll_startswith(*e, "PMIX_NAMESPACE=") || ll_startswith(*e, "PMIX_SERVER_URI")) {
+			*ret_why = ll_startswith(*e, "PMIX_NAMESPACE=") ? "PMIX_NAMESPACE is set (srun --mpi=pmix, mpirun)"
+									 : "a PMIx server is named (PMIX_SERVER_URI*)";
 			return LL_AGREE_PMIX;
-	if (ll_slurm_in_job(env))
+		}
+	if (ll_slurm_in_job(env)) {
+		*ret_why = "SLURM_JOB_ID and SLURM_JOB_NODELIST are set (a Slurm job)";
 		return LL_AGREE_SLURM;
+	}
+	*ret_why = NULL;
 	return LL_AGREE_SINGLE;
+}
+
+enum ll_agree_backend ll_agree_detect(char *const *env)
+{
+	const char *why;
+
+	return detect(env, &why);
+}
+
+const char *ll_agree_launcher(char *const *env, const char **ret_why)
+{
+	enum ll_agree_backend b = detect(env, ret_why);
+
+	return b == LL_AGREE_SINGLE ? NULL : ll_agree_backend_name(b);
+}
+
+/* A world value the plan holds from the command line or a profile: the user's own
+ * rendezvous (no agreement), or an input the agreement proves (the master port).
+ * NULL when the agreement decides it. */
+static const char *world_input(const struct ll_plan *plan, const char *name)
+{
+	const struct ll_setting *s = ll_plan_get(plan, name);
+
+	return s && s->value && (s->source == LL_SOURCE_CLI || s->source == LL_SOURCE_PROFILE) ? s->value : NULL;
 }
 
 /* ---- this node's summary ---- */
@@ -167,13 +199,11 @@ int ll_summary_build(const struct ll_facts *f, const struct ll_plan *plan, struc
 	v = ll_plan_value(plan, "NCCL_IB_GID_INDEX");
 	s->gid_index = v ? atoi(v) : -1;
 	s->gdr_ready = f->gdr_ready;
-	/* The transport NCCL will use: forced by NCCL_NET, else the planner's verdict. */
-	if ((v = ll_plan_value(plan, "NCCL_NET")))
-		s->net = ll_strdup(v);
-	else if ((v = ll_plan_value(plan, "LLMLAUNCH_NET")))
-		s->net = ll_strdup(v);
-	else if ((v = ll_plan_value(plan, "NCCL_IB_DISABLE")) && strcmp(v, "1") == 0)
-		s->net = ll_strdup("socket");
+	/* The transport NCCL will use: the plan decides it once (NCCL_NET and
+	 * NCCL_IB_DISABLE of every layer included). */
+	s->net = ll_strdup(ll_plan_value(plan, "LLMLAUNCH_NET"));
+	v = world_input(plan, "torchrun.master_port");
+	s->master_port = v ? atoi(v) : 0;
 	s->ib_hca = ll_strdup(ll_plan_value(plan, "NCCL_IB_HCA"));
 
 	for (size_t i = 0; i < f->n_netifs; i++) {
@@ -197,20 +227,14 @@ int ll_summary_build(const struct ll_facts *f, const struct ll_plan *plan, struc
 static uint64_t host_key(void)
 {
 	char *boot = NULL, ns[64] = "";
-	uint64_t h = 0xcbf29ce484222325ULL;
+	uint64_t h;
 	ssize_t n;
-	const char *parts[2];
 
 	ll_read_line("/proc/sys/kernel/random/boot_id", &boot);
 	n = readlink("/proc/self/ns/net", ns, sizeof(ns) - 1);
 	ns[n > 0 ? n : 0] = '\0';
-	parts[0] = boot ? boot : "";
-	parts[1] = ns;
-	for (size_t k = 0; k < 2; k++)
-		for (const char *c = parts[k]; *c; c++) {
-			h ^= (unsigned char)*c;
-			h *= 0x100000001b3ULL;
-		}
+	h = ll_hash_add(LL_HASH_INIT, boot ? boot : "", boot ? strlen(boot) : 0);
+	h = ll_hash_add(h, ns, strlen(ns));
 	free(boot);
 	return h;
 }
@@ -227,6 +251,26 @@ static void plan_put(struct ll_plan *plan, const char *name, const char *value, 
 	ll_plan_set(plan, name, value, LL_SOURCE_CLUSTER, NULL, reason, exported);
 }
 
+/* A torchrun option of the world. A value the command line or a profile gave stays
+ * theirs: the user's own rendezvous (single), or an input the agreement used and
+ * proved (the master port), which the reason then says. */
+static void put_world(struct ll_plan *plan, const struct ll_cluster *c, const char *name, const char *value,
+		      const char *reason)
+{
+	const struct ll_setting *old = ll_plan_get(plan, name);
+
+	if (old && old->value && (old->source == LL_SOURCE_CLI || old->source == LL_SOURCE_PROFILE)) {
+		if (c->backend != LL_AGREE_SINGLE && ll_streq(old->value, value) &&
+		    !strstr(old->reason, "every node asked for it")) {
+			_cleanup_free_ char *more = ll_asprintf("%s; every node asked for it (%s)", old->reason,
+								ll_agree_backend_name(c->backend));
+			ll_plan_set(plan, name, old->value, old->source, old->origin, more, false);
+		}
+		return;
+	}
+	plan_put(plan, name, value, reason, false);
+}
+
 static void put_deadline(struct ll_plan *plan, const char *name, double seconds, const char *what, char *reason)
 {
 	char num[32], *full = ll_asprintf("%s: %s", what, reason);
@@ -238,12 +282,14 @@ static void put_deadline(struct ll_plan *plan, const char *name, double seconds,
 }
 
 /* The waits of a multi-node start, each scaled with the job (ll_agree_deadlines), for
- * explain to show; torchrun's own rendezvous timeout is passed to it unless a profile
- * or the user set --rdzv_conf. */
+ * explain to show; torchrun's own rendezvous timeout is passed to it. */
 static void apply_deadlines(struct ll_plan *plan, const struct ll_cluster *c)
 {
 	const struct ll_agree_deadlines *d = &c->deadlines;
 	size_t n = (size_t)c->nnodes;
+	char *value = ll_asprintf("timeout=%.0f", d->rdzv_s);
+	char *reason = ll_agree_deadline_reason(LL_RDZV_BASE_S, LL_RDZV_PER_NODE_S, n);
+	char *full = ll_asprintf("torchrun's rendezvous timeout (seconds): %s", reason);
 
 	put_deadline(plan, "agree_timeout", d->agree_s, "seconds every node has to arrive",
 		     d->agree_given ? ll_strdup("--agree-timeout on the command line")
@@ -252,71 +298,43 @@ static void apply_deadlines(struct ll_plan *plan, const struct ll_cluster *c)
 		     d->agree_given && d->reach_s >= d->agree_s
 			     ? ll_strdup("no longer than --agree-timeout")
 			     : ll_agree_deadline_reason(LL_REACH_BASE_S, LL_REACH_PER_NODE_S, n));
-	if (!ll_plan_get(plan, "torchrun.rdzv_conf")) {
-		char *value = ll_asprintf("timeout=%.0f", d->rdzv_s);
-		char *reason = ll_agree_deadline_reason(LL_RDZV_BASE_S, LL_RDZV_PER_NODE_S, n);
-		char *full = ll_asprintf("torchrun's rendezvous timeout (seconds): %s", reason);
-		plan_put(plan, "torchrun.rdzv_conf", value, full, false);
-		free(full);
-		free(reason);
-		free(value);
-	}
+	put_world(plan, c, "torchrun.rdzv_conf", value, full);
+	free(full);
+	free(reason);
+	free(value);
 }
 
-void ll_cluster_apply(struct ll_plan *plan, const struct ll_cluster *c, const struct ll_agree_options *o)
+void ll_cluster_apply(struct ll_plan *plan, const struct ll_cluster *c)
 {
-	static const struct ll_agree_options no_options = { 0 };
 	bool single = c->backend == LL_AGREE_SINGLE;
 	char num[32], *reason;
 
-	if (!o)
-		o = &no_options;
 	snprintf(num, sizeof(num), "%d", c->nnodes);
-	if (single && o->nnodes > 0) {
-		ll_plan_set(plan, "nnodes", num, LL_SOURCE_CLI, NULL, "torchrun's --nnodes on the command line", false);
-	} else {
-		reason = single ? ll_strdup("one node: no launcher runs this job on others")
-				: ll_asprintf("nodes in the job (%s)", ll_agree_backend_name(c->backend));
-		plan_put(plan, "nnodes", num, reason, false);
-		free(reason);
-	}
+	reason = single ? ll_strdup("one node: no launcher runs this job on others")
+			: ll_asprintf("nodes in the job (%s)", ll_agree_backend_name(c->backend));
+	put_world(plan, c, "torchrun.nnodes", num, reason);
+	free(reason);
 	snprintf(num, sizeof(num), "%d", c->node_rank);
-	if (single && o->node_rank > 0)
-		ll_plan_set(plan, "node_rank", num, LL_SOURCE_CLI, NULL, "torchrun's --node_rank on the command line",
-			    false);
-	else
-		plan_put(plan, "node_rank", num,
-			 c->backend == LL_AGREE_PMIX	? "this node's place in the launcher's order (pmix)"
-			 : c->backend == LL_AGREE_SLURM ? "SLURM_NODEID (slurm)"
-							: "the first node",
-			 false);
+	put_world(plan, c, "torchrun.node_rank", num,
+		  c->backend == LL_AGREE_PMIX	 ? "this node's place in the launcher's order (pmix)"
+		  : c->backend == LL_AGREE_SLURM ? "SLURM_NODEID (slurm)"
+						 : "the first node");
 	if (c->master_addr) {
-		if (single && o->master_addr) {
-			ll_plan_set(plan, "master_addr", c->master_addr, LL_SOURCE_CLI, NULL,
-				    "torchrun's --master_addr on the command line", false);
-		} else {
-			reason = c->backend == LL_AGREE_PMIX
-					 ? ll_asprintf("node 0's address in %s, the subnet every node shares", c->subnet)
-				 : c->backend == LL_AGREE_SLURM
-					 ? ll_asprintf("first host of the Slurm node list%s",
-						       c->proved ? ", where every node reached it" : "")
-					 : ll_strdup("this node: the only one");
-			plan_put(plan, "master_addr", c->master_addr, reason, false);
-			free(reason);
-		}
+		reason = c->backend == LL_AGREE_PMIX
+				 ? ll_asprintf("node 0's address in %s, the subnet every node shares", c->subnet)
+			 : c->backend == LL_AGREE_SLURM
+				 ? ll_asprintf("first host of the Slurm node list%s", c->proved ? ", where every node reached it" : "")
+				 : ll_strdup("this node: the only one");
+		put_world(plan, c, "torchrun.master_addr", c->master_addr, reason);
+		free(reason);
 	}
 	if (c->master_port > 0) {
 		snprintf(num, sizeof(num), "%d", c->master_port);
-		if (single && o->master_port > 0)
-			ll_plan_set(plan, "master_port", num, LL_SOURCE_CLI, NULL,
-				    "torchrun's --master_port on the command line", false);
-		else
-			plan_put(plan, "master_port", num,
-				 c->backend == LL_AGREE_SLURM ? "derived from the job and step id"
-				 : single ? "free on every address of this node when checked"
-					  : "the first of the job's candidate ports free on node 0, held by it while the "
-					    "nodes agreed",
-				 false);
+		put_world(plan, c, "torchrun.master_port", num,
+			  c->backend == LL_AGREE_SLURM ? "derived from the job and step id"
+			  : single		     ? "free on every address of this node when checked"
+						     : "the first of the job's candidate ports free on node 0, held by it while "
+						       "the nodes agreed");
 	}
 	if (!single) {
 		/* For hand-written launches from 'llmlaunch env': torchrun --nnodes
@@ -365,17 +383,9 @@ void ll_cluster_apply(struct ll_plan *plan, const struct ll_cluster *c, const st
 
 int ll_agree_cmd_option(struct ll_agree_options *o, int opt, const char *arg, struct ll_error *err)
 {
-	char *end;
-	double v;
-
 	switch (opt) {
 	case LL_OPT_AGREE_TIMEOUT:
-		errno = 0;
-		v = strtod(arg, &end);
-		if (errno || end == arg || *end || !(v > 0) || v > 86400)
-			return ll_error_set(err, -EINVAL, "--agree-timeout '%s': expected seconds, more than 0", arg);
-		o->timeout_s = v;
-		return 1;
+		return ll_parse_seconds("--agree-timeout", arg, 0.001, 86400, &o->timeout_s, err) < 0 ? -EINVAL : 1;
 	case LL_OPT_STRICT:
 		o->strict = true;
 		return 1;
@@ -385,31 +395,43 @@ int ll_agree_cmd_option(struct ll_agree_options *o, int opt, const char *arg, st
 }
 
 /* One node, or several nodes whose rendezvous the user runs by hand with torchrun's
- * own flags. One node: rank 0, the rendezvous on 127.0.0.1 (or the user's address)
- * at a port free on every address right now, so two jobs on one machine never
- * share it. Several nodes by hand: only what the user said; torchrun's defaults
- * apply to the rest, as with torchrun itself (each node choosing its own free port
- * would give every node a different master port). */
-static int agree_single(const struct ll_agree_options *o, struct ll_cluster *ret, struct ll_error *err)
+ * own options (the plan holds them from the command line or a local profile). One
+ * node: rank 0, the rendezvous on 127.0.0.1 (or the user's address) at a port free on
+ * every address right now, so two jobs on one machine never share it. Several nodes
+ * by hand: only what the user said; torchrun's defaults apply to the rest, as with
+ * torchrun itself (each node choosing its own free port would give every node a
+ * different master port). */
+static int agree_single(const struct ll_plan *plan, bool choose_port, struct ll_cluster *ret, struct ll_error *err)
 {
+	const char *nnodes = world_input(plan, "torchrun.nnodes"), *rank = world_input(plan, "torchrun.node_rank");
+	const char *addr = world_input(plan, "torchrun.master_addr"), *port = world_input(plan, "torchrun.master_port");
+	bool own = world_input(plan, "torchrun.rdzv_endpoint") ||
+		   ll_torchrun_flag_on(world_input(plan, "torchrun.standalone"));
+	long n = 1;
 	int r;
 
 	ret->backend = LL_AGREE_SINGLE;
-	ret->nnodes = o->nnodes > 0 ? o->nnodes : 1;
-	ret->node_rank = o->node_rank > 0 ? o->node_rank : 0;
-	if (o->nnodes != 0 && o->nnodes != 1) {
-		ret->master_addr = ll_strdup(o->master_addr);
-		ret->master_port = o->master_port;
-		if (!o->master_addr && !o->own_endpoint)
+	/* "N" and "N:N" are a fixed count, "MIN:MAX" elastic (the plan checked the form). */
+	if (nnodes && ll_parse_long(nnodes, 1, 1 << 20, &n) < 0) {
+		const char *colon = strchr(nnodes, ':');
+
+		n = colon && strtol(nnodes, NULL, 10) == strtol(colon + 1, NULL, 10) ? strtol(nnodes, NULL, 10) : -1;
+	}
+	ret->nnodes = n > 0 ? (int)n : 1;
+	ret->node_rank = rank ? atoi(rank) : 0;
+	if (n != 1) {
+		ret->master_addr = ll_strdup(addr);
+		ret->master_port = port ? atoi(port) : 0;
+		if (!addr && !own)
 			ll_cluster_note(ret, "--nnodes %s without --master-addr: every node must reach 127.0.0.1, "
 					     "which is only this node",
-					o->nnodes_text ? o->nnodes_text : "N");
+					nnodes);
 		return 0;
 	}
-	ret->master_addr = ll_strdup(o->master_addr ? o->master_addr : "127.0.0.1");
-	if (o->master_port > 0) {
-		ret->master_port = o->master_port;
-	} else if (!o->own_endpoint) {
+	ret->master_addr = ll_strdup(addr ? addr : "127.0.0.1");
+	if (port) {
+		ret->master_port = atoi(port);
+	} else if (!own && choose_port) {
 		/* torchrun's store listens on the wildcard address: free there means free on
 		 * every address, 127.0.0.1 included. */
 		r = ll_free_port_any(&ret->master_port, err);
@@ -445,33 +467,53 @@ static int port_base(char *const *env)
 {
 	struct ll_slurm_job job;
 	const char *ns = ll_env_get(env, "PMIX_NAMESPACE");
-	uint64_t h = 0xcbf29ce484222325ULL;
 
 	if (ll_slurm_job_read(env, &job, NULL) == 0 && job.job_id >= 0)
 		return agree_slurm_port((unsigned long)job.job_id, (unsigned long)(job.step_id >= 0 ? job.step_id : 0));
-	for (const char *c = ns ? ns : ""; *c; c++) {
-		h ^= (unsigned char)*c;
-		h *= 0x100000001b3ULL;
-	}
-	return 20000 + (int)(h % 12768);
+	ns = ns ? ns : "";
+	return 20000 + (int)(ll_hash(ns, strlen(ns)) % 12768);
+}
+
+/* The backend: the options' (tests), else the plan's "agreement", else the environment's. */
+static enum ll_agree_backend choose_backend(const struct ll_plan *plan, const struct ll_agree_options *o)
+{
+	const char *a;
+
+	if (o->backend)
+		return o->backend;
+	if (!plan || !ll_plan_get(plan, "agreement"))
+		return ll_agree_detect(o->environ);
+	a = ll_plan_value(plan, "agreement");
+	return ll_streq(a, "pmix") ? LL_AGREE_PMIX : ll_streq(a, "slurm") ? LL_AGREE_SLURM : LL_AGREE_SINGLE;
 }
 
 int ll_agree(struct ll_plan *plan, const struct ll_facts *facts, const struct ll_agree_options *o,
 	     struct ll_cluster *ret, struct ll_error *err)
 {
-	enum ll_agree_backend backend = o->backend ? o->backend : ll_agree_detect(o->environ);
+	enum ll_agree_backend backend = choose_backend(plan, o);
 	struct ll_cluster c = { 0 };
 	double t0 = ll_now_s();
 	_cleanup_free_ char *proof_ifname = user_ifname(plan);
+	const char *asked = world_input(plan, "torchrun.master_port");
 	int r;
 
-	/* The user's own torchrun flags say they run the nodes by hand. */
-	if (o->rendezvous_by_hand)
-		backend = LL_AGREE_SINGLE;
 	if (backend == LL_AGREE_SINGLE && o->launcher_only) {
-		memset(ret, 0, sizeof(*ret));
-		ret->backend = LL_AGREE_SINGLE;
-		ret->nnodes = 1;
+		/* env, explain: the single node's world as the launch will have it, but for
+		 * the port, which only the launch itself can find free. */
+		r = agree_single(plan, false, &c, err);
+		if (r < 0)
+			return r;
+		if (plan) {
+			ll_cluster_apply(plan, &c);
+			if (!c.master_port && !ll_plan_get(plan, "torchrun.master_port") &&
+			    !world_input(plan, "torchrun.rdzv_endpoint") &&
+			    !ll_torchrun_flag_on(world_input(plan, "torchrun.standalone")))
+				plan_put(plan, "torchrun.master_port", NULL,
+					 c.nnodes == 1 ? "chosen when the job starts: a port free on every address of this node"
+						       : "torchrun's default (29500): every node must use the same port",
+					 false);
+		}
+		*ret = c;
 		return 0;
 	}
 	switch (backend) {
@@ -491,15 +533,16 @@ int ll_agree(struct ll_plan *plan, const struct ll_facts *facts, const struct ll
 		args.self = self;
 		args.proof_ifname = proof_ifname;
 		args.port_base = port_base(o->environ);
+		args.port_asked = asked ? atoi(asked) : 0;
 		r = agree_pmix_run(&args, &c, err);
 		ll_agree_clique_release(&rec.clique);
 		break;
 	}
 	case LL_AGREE_SLURM:
-		r = agree_slurm_run(o, proof_ifname, &c, err);
+		r = agree_slurm_run(o, proof_ifname, asked ? atoi(asked) : 0, &c, err);
 		break;
 	default:
-		r = agree_single(o, &c, err);
+		r = agree_single(plan, true, &c, err);
 		break;
 	}
 	if (r < 0) {
@@ -508,7 +551,7 @@ int ll_agree(struct ll_plan *plan, const struct ll_facts *facts, const struct ll
 	}
 	c.seconds = ll_now_s() - t0;
 	if (plan)
-		ll_cluster_apply(plan, &c, o);
+		ll_cluster_apply(plan, &c);
 	*ret = c;
 	return 0;
 }

@@ -83,8 +83,22 @@ static char *local_ifname(const char *addr)
 	return ifname;
 }
 
+/* Node 0 cannot listen on the master port, which every node computed alike. */
+static int port_in_use(struct ll_error *err, int port, bool asked, const struct ll_slurm_job *job, long step)
+{
+	if (asked)
+		ll_error_set(err, -EADDRINUSE, "master port %d (asked for on the command line or by a profile) is in use "
+					       "on this node", port);
+	else
+		ll_error_set(err, -EADDRINUSE, "master port %d (derived from job %ld step %ld) is in use on this node",
+			     port, job->job_id, step);
+	ll_error_hint(err, "pass --master-port PORT (the same on every node), or use srun --mpi=pmix, where node 0 "
+			   "picks a free port");
+	return -EADDRINUSE;
+}
+
 static int prove(const struct ll_agree_options *o, const struct ll_slurm_job *job, long step, const char *master,
-		 const char *ifname, double t0, struct ll_cluster *ret, struct ll_error *err)
+		 const char *ifname, double t0, bool asked, struct ll_cluster *ret, struct ll_error *err)
 {
 	_cleanup_(ll_rdzv_closep) struct ll_rdzv *server = NULL;
 	struct ll_rdzv_outcome out = { 0 };
@@ -118,12 +132,8 @@ static int prove(const struct ll_agree_options *o, const struct ll_slurm_job *jo
 		int port = ret->master_port;
 		/* Only this port: every node derived it, none can learn of another. */
 		r = ll_rdzv_listen(&rj, &port, 1, &server, err);
-		if (r == 0 && ll_rdzv_port(server) != port) {
-			r = ll_error_set(err, -EADDRINUSE, "master port %d (derived from job %ld step %ld) is in use on this node",
-					 port, job->job_id, step);
-			ll_error_hint(err, "pass --master-port PORT (the same on every node), or use srun --mpi=pmix, "
-					   "where node 0 picks a free port");
-		}
+		if (r == 0 && ll_rdzv_port(server) != port)
+			r = port_in_use(err, port, asked, job, step);
 	}
 	if (r == 0)
 		r = ll_rdzv_prove(&rj, server, &p, &out, err);
@@ -147,8 +157,8 @@ static int prove(const struct ll_agree_options *o, const struct ll_slurm_job *jo
 	return r;
 }
 
-int agree_slurm_run(const struct ll_agree_options *o, const char *proof_ifname, struct ll_cluster *ret,
-		    struct ll_error *err)
+int agree_slurm_run(const struct ll_agree_options *o, const char *proof_ifname, int port_asked,
+		    struct ll_cluster *ret, struct ll_error *err)
 {
 	struct ll_slurm_job job;
 	_cleanup_free_ char *first = NULL, *numeric = NULL;
@@ -180,7 +190,7 @@ int agree_slurm_run(const struct ll_agree_options *o, const char *proof_ifname, 
 	ret->backend = LL_AGREE_SLURM;
 	ret->nnodes = (int)job.nnodes;
 	ret->node_rank = (int)job.node_id;
-	ret->master_port = agree_slurm_port((unsigned long)job.job_id, (unsigned long)step);
+	ret->master_port = port_asked > 0 ? port_asked : agree_slurm_port((unsigned long)job.job_id, (unsigned long)step);
 	ret->checked = false;
 	ll_agree_deadlines((size_t)job.nnodes, o->timeout_s, &ret->deadlines);
 
@@ -219,15 +229,10 @@ int agree_slurm_run(const struct ll_agree_options *o, const char *proof_ifname, 
 			return ll_error_set(err, -ENETUNREACH, "cannot reach the master host '%s': it does not resolve here",
 					    ret->master_addr);
 		return prove(o, &job, step, job.node_id == 0 ? ret->master_addr : numeric,
-			     proof_ifname ? proof_ifname : ret->socket_ifname, t0, ret, err);
+			     proof_ifname ? proof_ifname : ret->socket_ifname, t0, port_asked > 0, ret, err);
 	}
 	/* Only node 0 listens on the port: only it can check that the port is free. */
-	if (job.node_id == 0 && ll_port_in_use(ret->master_port)) {
-		r = ll_error_set(err, -EADDRINUSE, "master port %d (derived from job %ld step %ld) is in use on this node",
-				 ret->master_port, job.job_id, step);
-		ll_error_hint(err, "pass --master-port PORT (the same on every node), or use srun --mpi=pmix, "
-				   "where node 0 picks a free port");
-		return r;
-	}
+	if (job.node_id == 0 && ll_port_in_use(ret->master_port))
+		return port_in_use(err, ret->master_port, port_asked > 0, &job, step);
 	return 0;
 }

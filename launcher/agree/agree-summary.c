@@ -1,6 +1,7 @@
 /* The node summary other nodes read, its compact JSON form and its digests, and
  * the one-line record every node publishes. Pure: no I/O. */
 #include "llmlaunch/agree.h"
+#include "llmlaunch/hash.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -58,6 +59,8 @@ char *ll_summary_serialize(const struct ll_summary *s)
 	json_object_set_new(root, "gpus", json_integer(s->n_gpus));
 	json_object_set_new(root, "model", json_string_or_null(s->gpu_model));
 	json_object_set_new(root, "nproc", json_integer(s->nproc_per_node));
+	if (s->master_port > 0)
+		json_object_set_new(root, "mport", json_integer(s->master_port));
 	for (size_t i = 0; i < s->n_ports; i++) {
 		const struct ll_summary_port *p = &s->ports[i];
 		json_array_append_new(ports, json_pack("[s,i,i,s,f,s]", p->device ? p->device : "?", (int)p->port,
@@ -118,6 +121,10 @@ int ll_summary_parse(const char *text, const char *who, struct ll_summary **ret,
 	s->gpu_model = dup_or_null(json_object_get(root, "model"));
 	s->net = dup_or_null(json_object_get(root, "net"));
 	s->ib_hca = dup_or_null(json_object_get(root, "hca"));
+	v = json_object_get(root, "mport");
+	s->master_port = json_is_integer(v) && json_integer_value(v) > 0 && json_integer_value(v) <= 65535
+				 ? (int)json_integer_value(v)
+				 : 0;
 
 	json_array_foreach(ports, i, v) {
 		struct ll_summary_port *p = ll_array_push(&s->ports, &s->n_ports, sizeof(*p));
@@ -165,18 +172,8 @@ int ll_summary_parse(const char *text, const char *who, struct ll_summary **ret,
 	return 0;
 }
 
-/* FNV-1a: tiny, stable across builds and machines, good enough to tell summaries
- * apart (a collision only skips a report, never merges two different plans). */
-static uint64_t fnv1a(const char *s, size_t n)
-{
-	uint64_t h = 0xcbf29ce484222325ULL;
-
-	for (size_t i = 0; i < n; i++) {
-		h ^= (unsigned char)s[i];
-		h *= 0x100000001b3ULL;
-	}
-	return h;
-}
+/* The digests are llmlaunch/hash.h's: stable across builds and machines, good enough
+ * to tell summaries apart (a collision only skips a report, never merges two plans). */
 
 static int cmp_str(const void *a, const void *b)
 {
@@ -200,9 +197,9 @@ uint64_t ll_summary_hw_digest(const struct ll_summary *s)
 	uint64_t h;
 
 	ll_buf_init(&b);
-	ll_buf_addf(&b, "gpus=%d;model=%s;nproc=%d;gid=%d;gdr=%d;net=%s;hca=%s;ports=", s->n_gpus,
-		    s->gpu_model ? s->gpu_model : "", s->nproc_per_node, s->gid_index, (int)s->gdr_ready,
-		    s->net ? s->net : "", s->ib_hca ? s->ib_hca : "");
+	ll_buf_addf(&b, "gpus=%d;model=%s;nproc=%d;mport=%d;gid=%d;gdr=%d;net=%s;hca=%s;ports=", s->n_gpus,
+		    s->gpu_model ? s->gpu_model : "", s->nproc_per_node, s->master_port, s->gid_index,
+		    (int)s->gdr_ready, s->net ? s->net : "", s->ib_hca ? s->ib_hca : "");
 	for (size_t i = 0; i < s->n_ports; i++)
 		ports[i] = ll_asprintf("%s:%u:%d:%d:%.1f:%d", s->ports[i].device ? s->ports[i].device : "",
 				       s->ports[i].port, (int)s->ports[i].state, (int)s->ports[i].link_layer,
@@ -214,7 +211,7 @@ uint64_t ll_summary_hw_digest(const struct ll_summary *s)
 		free(ports[i]);
 	}
 	free(ports);
-	h = fnv1a(b.s, b.len);
+	h = ll_hash(b.s, b.len);
 	ll_buf_release(&b);
 	return h;
 }
@@ -270,7 +267,7 @@ uint64_t ll_summary_net_digest(const struct ll_summary *s)
 	for (size_t i = 0; i < n; i++)
 		free(nets[i]);
 	free(nets);
-	h = fnv1a(b.s, b.len);
+	h = ll_hash(b.s, b.len);
 	ll_buf_release(&b);
 	return h;
 }

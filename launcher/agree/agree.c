@@ -385,6 +385,15 @@ static void compare(struct verdict *v, const struct ll_agree_node *nodes, const 
 	if (s->nproc_per_node != r->nproc_per_node)
 		diff_add(&d, true, "plans %d processes per node, %s %d", s->nproc_per_node, o,
 			    r->nproc_per_node);
+	if (s->master_port != r->master_port) {
+		char mine[16] = "none", theirs[16] = "none";
+
+		if (s->master_port > 0)
+			snprintf(mine, sizeof(mine), "%d", s->master_port);
+		if (r->master_port > 0)
+			snprintf(theirs, sizeof(theirs), "%d", r->master_port);
+		diff_add(&d, true, "asks for master port %s, %s for %s", mine, o, theirs);
+	}
 	if ((s->n_gpus < 0) != (r->n_gpus < 0)) {
 		/* One side cannot tell (a topology without PCI objects): a note, not a fault. */
 		diff_add(&d, false, "GPUs %s, %s %s", s->n_gpus < 0 ? "unknown" : "known", o,

@@ -49,12 +49,10 @@ enum {
 int ll_check_cli_option(struct ll_check_cli *o, int opt, const char *arg);
 
 struct ll_check_request {
-	const struct ll_plan *plan;
-	const struct ll_cluster *cluster;
+	const struct ll_plan *plan; /* agreed: the check runs over the job's world */
 	const struct ll_facts *facts;
 	const struct ll_profile_expect *expect; /* NULL: no profile's figures */
 	const char *self_exe, *python;
-	int nproc_per_node;         /* the user's --nproc-per-node, 0: the plan's */
 	int port_offset;            /* added to the master port: run --preflight's check must
 				       not share the job's rendezvous store */
 	bool json;                  /* the report as JSON */

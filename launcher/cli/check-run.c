@@ -9,6 +9,7 @@
 
 #include "check-cmd.h"
 #include "cmd-run-internal.h"
+#include "job.h"
 #include "llmlaunch/cli.h"
 #include "llmlaunch/clock.h"
 #include "llmlaunch/file.h"
@@ -30,7 +31,6 @@ extern char **environ;
 
 int ll_check_cli_option(struct ll_check_cli *o, int opt, const char *arg)
 {
-	char *end;
 
 	switch (opt) {
 	case LL_OPT_ON_SLOW:
@@ -45,13 +45,16 @@ int ll_check_cli_option(struct ll_check_cli *o, int opt, const char *arg)
 	case LL_OPT_DRAIN:
 		o->drain = true;
 		return 1;
-	case LL_OPT_CHECK_TIMEOUT:
-		o->timeout_s = strtod(arg, &end);
-		if (*end || !(o->timeout_s > 0 && o->timeout_s <= 86400)) {
-			ll_errorf("--check-timeout '%s': expected seconds, more than 0", arg);
+	case LL_OPT_CHECK_TIMEOUT: {
+		struct ll_error err = { 0 };
+
+		if (ll_parse_seconds("--check-timeout", arg, 0.001, 86400, &o->timeout_s, &err) < 0) {
+			ll_report(&err);
+			ll_error_clear(&err);
 			return -EINVAL;
 		}
 		return 1;
+	}
 	}
 	return 0;
 }
@@ -59,7 +62,6 @@ int ll_check_cli_option(struct ll_check_cli *o, int opt, const char *arg)
 /* ---- while it runs ---- */
 
 struct check_watch {
-	struct ll_ncclwatch *nccl;
 	const char *flag_path;      /* created once NCCL's logs here show a fallback */
 	bool flagged;
 	const char *out_path;
@@ -82,23 +84,22 @@ static void show_progress(struct check_watch *w)
 		return;
 	}
 	if (res.last_phase && (!w->phase || strcmp(res.last_phase, w->phase) != 0)) {
-		fprintf(stderr, "llmlaunch: check: %s (%.0f s)\n", res.last_phase, ll_now_s() - w->start);
+		ll_errorf("check: %s (%.0f s)", res.last_phase, ll_now_s() - w->start);
 		free(w->phase);
 		w->phase = LL_TAKE(res.last_phase);
 	}
 	ll_check_result_release(&res);
 }
 
-static int check_watch(void *data)
+/* Polled by the job runner after the NCCL watcher (job.h): the fallback is judged at
+ * the end, but told to the script as soon as it shows, which carries it to every node
+ * with the figures; node 0's progress line; the deadline. */
+static int check_watch(void *data, struct ll_ncclwatch *nccl)
 {
 	struct check_watch *w = data;
 
-	if (w->nccl) {
-		ll_ncclwatch_poll(w->nccl, stderr); /* the fallback is judged at the end */
-		/* and told to the script, which carries it to every node with the figures */
-		if (!w->flagged && ll_ncclwatch_verdict(w->nccl)->fallback)
-			w->flagged = ll_file_replace(w->flag_path, "1\n", 2, 0644) == 0;
-	}
+	if (nccl && !w->flagged && ll_ncclwatch_verdict(nccl)->fallback)
+		w->flagged = ll_file_replace(w->flag_path, "1\n", 2, 0644) == 0;
 	if (w->progress)
 		show_progress(w);
 	if (ll_now_s() > w->deadline) {
@@ -227,6 +228,16 @@ static void print_report(FILE *f, bool json, const struct ll_check_result *res, 
 
 /* ---- acting on it ---- */
 
+/* A number the plan holds, `fallback` when it holds none. */
+static long plan_number(const struct ll_plan *plan, const char *name, long fallback)
+{
+	const char *v = ll_plan_value(plan, name);
+	long x;
+
+	return v && ll_parse_long(v, 0, 1L << 30, &x) == 0 ? x : fallback;
+}
+
+
 static void drain_nodes(const struct ll_check_result *res, const struct ll_check_verdict *v)
 {
 	_cleanup_free_ char *scontrol = ll_slurm_find_scontrol(NULL);
@@ -254,7 +265,7 @@ static int act(const struct ll_check_request *req, const struct ll_check_result 
 {
 	const struct ll_check_cli *cli = req->cli;
 	const char *file = cli->exclude_file ? cli->exclude_file : LL_CHECK_EXCLUDE_DEFAULT;
-	bool node0 = req->cluster->node_rank == 0;
+	bool node0 = plan_number(req->plan, "torchrun.node_rank", 0) == 0;
 	struct ll_buf what;
 
 	if (v->ok)
@@ -310,15 +321,15 @@ void ll_cli_check_exclude_missing(const struct ll_check_cli *cli, const char *mi
 
 /* ---- the launch ---- */
 
-static const char *node_name(const struct ll_facts *facts, int rank, char **owned)
+/* This node's name as the launcher knows it (Slurm's node name, else the host's), or
+ * NULL: the check then names the node by its rank and writes no exclude file. */
+static const char *node_name(const struct ll_facts *facts)
 {
 	const char *s = getenv("SLURMD_NODENAME");
 
 	if (s && *s)
 		return s;
-	if (facts && facts->hostname)
-		return facts->hostname;
-	return *owned = ll_asprintf("node%d", rank);
+	return facts && facts->hostname ? facts->hostname : NULL;
 }
 
 static char *sizes_arg(const struct ll_check_params *p)
@@ -331,51 +342,75 @@ static char *sizes_arg(const struct ll_check_params *p)
 	return ll_buf_detach(&b);
 }
 
-static char *partners_arg(const struct ll_cluster *c)
+static char *partners_arg(size_t nnodes, size_t node_rank)
 {
 	struct ll_buf b;
-	size_t n = c->nnodes > 0 ? (size_t)c->nnodes : 1;
 
 	ll_buf_init(&b);
 	ll_buf_add(&b, "--partners=");
-	for (int r = 0; r < ll_check_rounds(n); r++)
-		ll_buf_addf(&b, "%s%ld", r ? "," : "", ll_check_partner(n, r, (size_t)c->node_rank));
+	for (int r = 0; r < ll_check_rounds(nnodes); r++)
+		ll_buf_addf(&b, "%s%ld", r ? "," : "", ll_check_partner(nnodes, r, node_rank));
 	return ll_buf_detach(&b);
+}
+
+/* torchrun's rendezvous timeout the agreement gave it ("timeout=N" in rdzv_conf). */
+static double rdzv_timeout(const struct ll_plan *plan)
+{
+	const char *v = ll_plan_value(plan, "torchrun.rdzv_conf"), *t = v ? strstr(v, "timeout=") : NULL;
+
+	return t && (t == v || t[-1] == ',') ? strtod(t + strlen("timeout="), NULL) : 0;
+}
+
+/* The check's own plan: the job's, but its own rendezvous store (the job's port + the
+ * request's offset) and its own rendezvous id, so that a node that starts the job
+ * early never meets the check's keys. */
+static struct ll_plan *check_plan(const struct ll_check_request *req)
+{
+	struct ll_plan *p = ll_plan_dup(req->plan);
+	long port = plan_number(p, "torchrun.master_port", 0);
+	_cleanup_free_ char *id = ll_asprintf("llmlaunch-check-%ld", port);
+
+	if (port > 0 && req->port_offset) {
+		_cleanup_free_ char *text = ll_asprintf("%ld", port + req->port_offset);
+
+		ll_plan_set(p, "torchrun.master_port", text, LL_SOURCE_LAUNCH, NULL,
+			    "the job's master port + 1: the check's store is gone before the job's starts", false);
+	}
+	ll_plan_set(p, "torchrun.rdzv_id", id, LL_SOURCE_LAUNCH, NULL, "the check's own rendezvous keys", false);
+	return p;
 }
 
 int ll_cli_check(const struct ll_check_request *req, struct ll_error *err)
 {
-	const struct ll_cluster *cl = req->cluster;
-	struct ll_cluster cluster = *cl; /* shallow: only the port differs, nothing is freed */
-	size_t nnodes = cl->nnodes > 0 ? (size_t)cl->nnodes : 1;
+	size_t nnodes = (size_t)plan_number(req->plan, "torchrun.nnodes", 1);
+	size_t node_rank = (size_t)plan_number(req->plan, "torchrun.node_rank", 0);
 	bool gpus = req->facts && req->facts->n_gpus > 0;
 	struct ll_check_params params;
 	/* 8 NDR ports a GPU node; gloo on a socket otherwise (bench/check-cost.c) */
 	struct ll_check_model model = { .alpha_us = gpus ? 10 : 250, .node_gbps = gpus ? 400 : 0.5 };
 	struct ll_check_estimate est;
-	struct ll_jobdir jobdir = { .lock_fd = -1 };
-	_cleanup_free_ char *script = NULL, *out_path = NULL, *nccldir = NULL, *owned_name = NULL, *flag_path = NULL;
+	_cleanup_(ll_plan_freep) struct ll_plan *plan = check_plan(req);
+	_cleanup_free_ char *script = NULL, *out_path = NULL, *flag_path = NULL, *self_name = NULL;
 	_cleanup_free_ char *sizes = NULL, *partners = NULL, *pair_bytes = NULL, *iters = NULL, *reps = NULL;
-	_cleanup_free_ char *ar_reps = NULL, *lat_iters = NULL, *nproc_text = NULL, *rdzv_id = NULL;
+	_cleanup_free_ char *ar_reps = NULL, *lat_iters = NULL;
 	_cleanup_free_ char *text = NULL, *exclude = NULL;
-	_cleanup_(ll_launch_freep) struct ll_launch *launch = NULL;
-	struct { struct check_watch w; } h = { 0 };
-	struct ll_torchrun_arg user[2];
-	size_t n_user = 0;
+	struct check_watch w = { 0 };
+	struct run_job_options jo = { .on_fallback = LL_FALLBACK_WARN, .grace_s = 5, .watch = check_watch, .watch_data = &w };
+	struct run_job job = { .dir = { .lock_fd = -1 } };
 	struct ll_check_result res = { 0 };
 	struct ll_check_verdict v = { 0 };
 	const struct ll_nccl_verdict *nccl = NULL;
-	double deadline_s, start = ll_now_s();
+	double deadline_s, start = ll_now_s(), rdzv_s = rdzv_timeout(plan);
 	int r, status = 0;
 
 	ll_check_params_default(&params, gpus);
-	model.nproc = req->nproc_per_node > 0 ? req->nproc_per_node : 1;
+	model.nproc = plan->nproc_per_node > 0 ? plan->nproc_per_node : 1;
 	ll_check_estimate(nnodes, &params, &model, &est);
 	deadline_s = req->cli->timeout_s;
 	if (deadline_s <= 0) {
 		double measure = DEADLINE_FACTOR * est.total_s;
 
-		deadline_s = (cl->deadlines.rdzv_s > 0 ? cl->deadlines.rdzv_s : LL_RDZV_BASE_S) + DEADLINE_INIT_S +
+		deadline_s = (rdzv_s > 0 ? rdzv_s : LL_RDZV_BASE_S) + DEADLINE_INIT_S +
 			     (measure > DEADLINE_MIN_MEASURE_S ? measure : DEADLINE_MIN_MEASURE_S);
 	}
 
@@ -385,85 +420,54 @@ int ll_cli_check(const struct ll_check_request *req, struct ll_error *err)
 			     strerror(errno));
 		return ll_error_hint(err, "it is installed with llmlaunch under share/llmlaunch/python/"), -ENOENT;
 	}
-	r = ll_jobdir_create(NULL, &jobdir, err);
-	if (r < 0)
-		return r;
-	out_path = ll_asprintf("%s/check.jsonl", jobdir.path);
-	flag_path = ll_asprintf("%s/nccl-fallback", jobdir.path);
 	sizes = sizes_arg(&params);
-	partners = partners_arg(cl);
+	partners = partners_arg(nnodes, node_rank);
 	pair_bytes = ll_asprintf("%zu", params.pair_bytes);
 	iters = ll_asprintf("%d", params.iters);
 	reps = ll_asprintf("%d", params.reps);
 	lat_iters = ll_asprintf("%d", params.lat_iters);
 	ar_reps = ll_asprintf("%d", params.allreduce_reps);
 	{
-		char *args[] = { "--out", out_path, "--node-name", (char *)node_name(req->facts, cl->node_rank, &owned_name),
-				 partners, "--sizes", sizes, "--pair-bytes", pair_bytes, "--iters", iters,
-				 "--reps", reps, "--lat-iters", lat_iters, "--allreduce-reps", ar_reps,
-				 "--nccl-flag", flag_path };
-		struct ll_launch_request lr = {
-			.self_exe = req->self_exe,
-			.python = req->python,
-			.script = script,
-			.script_args = args,
-			.n_script_args = LL_ARRAY_SIZE(args),
-			.log_dir = jobdir.path,
-			.environ = environ,
-		};
+		const char *name = node_name(req->facts);
 
-		if (req->nproc_per_node > 0) {
-			nproc_text = ll_asprintf("%d", req->nproc_per_node);
-			user[n_user++] = (struct ll_torchrun_arg){ ll_torchrun_option_find("nproc_per_node")->name, nproc_text };
+		r = run_job_open(&job, plan, environ, &jo, err);
+		if (r < 0)
+			goto out;
+		out_path = ll_asprintf("%s/check.jsonl", job.path);
+		flag_path = ll_asprintf("%s/nccl-fallback", job.path);
+		if (!name)
+			name = self_name = ll_asprintf("rank-%zu", node_rank);
+		{
+			char *args[] = { "--out", out_path, "--node-name", (char *)name, partners, "--sizes", sizes,
+					 "--pair-bytes", pair_bytes, "--iters", iters, "--reps", reps, "--lat-iters",
+					 lat_iters, "--allreduce-reps", ar_reps, "--nccl-flag", flag_path };
+			struct ll_launch_request lr = {
+				.self_exe = req->self_exe,
+				.python = req->python,
+				.script = script,
+				.script_args = args,
+				.n_script_args = LL_ARRAY_SIZE(args),
+				.environ = environ,
+			};
+
+			r = ll_launch_build(plan, &lr, &job.launch, err);
 		}
-		/* Its own store prefix: a node that starts the job early never meets the check's keys. */
-		rdzv_id = ll_asprintf("llmlaunch-check-%d", cl->master_port);
-		user[n_user++] = (struct ll_torchrun_arg){ ll_torchrun_option_find("rdzv_id")->name, rdzv_id };
-		lr.user = user;
-		lr.n_user = n_user;
-		if (cluster.master_port > 0)
-			cluster.master_port += req->port_offset;
-		r = ll_launch_build(req->plan, &cluster, &lr, &launch, err);
+		if (r < 0)
+			goto out;
 	}
+	w.out_path = out_path;
+	w.flag_path = flag_path;
+	w.start = start;
+	w.deadline = start + deadline_s;
+	w.progress = node_rank == 0;
+	if (w.progress)
+		ll_errorf("check: %zu nodes, %d round%s of pair tests, deadline %.0f s", nnodes, est.rounds,
+			  est.rounds == 1 ? "" : "s", deadline_s);
+	r = run_job_supervise(&job, plan, &status, err);
 	if (r < 0)
 		goto out;
-	nccldir = ll_asprintf("%s/nccl", jobdir.path);
-	/* Without the logs (the user's own NCCL_DEBUG_FILE, a directory that cannot be
-	 * made) the check still measures; only its transport verdict is missing. */
-	if (run_nccl_logs_begin(launch, nccldir, false, NULL) > 0) {
-		enum ll_net_expect expect = ll_ncclwatch_expect_from_plan(ll_plan_value(req->plan, "LLMLAUNCH_NET"),
-									  ll_plan_value(req->plan, "NCCL_NET"),
-									  ll_plan_value(req->plan, "NCCL_IB_DISABLE"));
-
-		if (ll_ncclwatch_new(nccldir, expect, LL_FALLBACK_WARN, &h.w.nccl, NULL) < 0)
-			h.w.nccl = NULL;
-	}
-	h.w.out_path = out_path;
-	h.w.flag_path = flag_path;
-	h.w.start = start;
-	h.w.deadline = start + deadline_s;
-	h.w.progress = cl->node_rank == 0;
-	if (h.w.progress)
-		fprintf(stderr, "llmlaunch: check: %zu nodes, %d round%s of pair tests, deadline %.0f s\n", nnodes,
-			est.rounds, est.rounds == 1 ? "" : "s", deadline_s);
-	fflush(stdout);
-	fflush(stderr);
-	{
-		struct ll_supervise_options so = {
-			.grace_s = 5,
-			.watch = check_watch,
-			.watch_data = &h.w,
-			.watch_fd = h.w.nccl ? ll_ncclwatch_fd(h.w.nccl) : -1,
-			.watch_interval_ms = LL_NCCLWATCH_INTERVAL_MS,
-		};
-
-		r = ll_supervise(launch->argv, launch->envp, &so, &status, err);
-	}
-	if (r < 0)
-		goto out;
-	if (h.w.nccl) {
-		ll_ncclwatch_finish(h.w.nccl, stderr);
-		nccl = ll_ncclwatch_verdict(h.w.nccl);
+	if (job.nccl) {
+		nccl = ll_ncclwatch_verdict(job.nccl);
 		if (nccl && !nccl->files)
 			nccl = NULL;
 	}
@@ -477,8 +481,8 @@ int ll_cli_check(const struct ll_check_request *req, struct ll_error *err)
 	if (!res.complete || status != 0) {
 		r = ll_error_set(err, -EIO, "the check did not finish%s%s%s: %s", res.last_phase ? " (it stopped in " : "",
 				 res.last_phase ? res.last_phase : "", res.last_phase ? ")" : "",
-				 h.w.timed_out ? "its deadline passed" : "torchrun failed");
-		if (h.w.timed_out)
+				 w.timed_out ? "its deadline passed" : "torchrun failed");
+		if (w.timed_out)
 			ll_error_hint(err, "the deadline was %.0f s (--check-timeout); torchrun's output above says where it waited",
 				      deadline_s);
 		else
@@ -488,22 +492,17 @@ int ll_cli_check(const struct ll_check_request *req, struct ll_error *err)
 	ll_check_decide(&res, req->expect, nccl, &v);
 	exclude = ll_check_exclude_list(&res, &v);
 	/* Every node reached the same verdict; node 0 tells it. */
-	if (cl->node_rank == 0)
+	if (node_rank == 0)
 		print_report(req->report, req->json, &res, &v, exclude, ll_now_s() - start, deadline_s);
 	r = act(req, &res, &v, exclude, err);
 	unlink(out_path);
 	unlink(flag_path);
 out:
-	if (r < 0 && r != -EHOSTDOWN && access(out_path, F_OK) == 0)
+	if (r < 0 && r != -EHOSTDOWN && out_path && access(out_path, F_OK) == 0)
 		ll_warnf("the check's results are kept in '%s'", out_path);
-	if (h.w.nccl)
-		run_nccl_logs_done(nccldir, r < 0 && r != -EHOSTDOWN); /* kept when the check failed */
-	if (h.w.nccl && r < 0 && nccl == NULL)
-		ll_ncclwatch_finish(h.w.nccl, stderr);
-	ll_ncclwatch_free(h.w.nccl);
-	free(h.w.phase);
+	run_job_release(&job, r < 0 && r != -EHOSTDOWN); /* NCCL's logs kept when the check failed */
+	free(w.phase);
 	ll_check_verdict_release(&v);
 	ll_check_result_release(&res);
-	ll_jobdir_release(&jobdir);
 	return r;
 }

@@ -99,7 +99,6 @@ int cmd_check(int argc, char **argv, struct ll_ctx *ctx)
 	_cleanup_(ll_plan_freep) struct ll_plan *plan = NULL;
 	_cleanup_(ll_profile_set_freep) struct ll_profile_set *set = NULL;
 	_cleanup_free_ char *python = NULL, *self = NULL, *missing = NULL;
-	const struct ll_facts *facts = NULL;
 	struct ll_cluster cluster = { 0 };
 	struct ll_error err = { 0 };
 	int r, status = LL_EXIT_FAILURE;
@@ -110,8 +109,8 @@ int cmd_check(int argc, char **argv, struct ll_ctx *ctx)
 		return r < 0 ? LL_EXIT_USAGE : LL_EXIT_OK;
 	}
 	r = ll_ctx_plan(ctx, &o.plan, environ, &plan, &set, &err);
-	if (r >= 0)
-		r = ll_ctx_facts(ctx, &facts, &err);
+	if (r < 0 && err.usage)
+		status = LL_EXIT_USAGE;
 	if (r >= 0) {
 		r = run_find_program(run_choose_python(o.python, plan), &python, &err);
 		if (r < 0)
@@ -124,25 +123,20 @@ int cmd_check(int argc, char **argv, struct ll_ctx *ctx)
 	if (r >= 0) {
 		/* As a launch: every node proves it reaches the master before anything starts. */
 		o.agree.prove = true;
-		o.agree.progress = ll_cli_agree_progress;
 		o.agree.missing_out = &missing;
-		r = ll_agree(plan, facts, &o.agree, &cluster, &err);
+		r = ll_ctx_agree(ctx, plan, &o.agree, environ, &cluster, &err);
 		if (r == -ETIMEDOUT)
 			ll_cli_check_exclude_missing(&o.check, missing, &err);
-		for (size_t i = 0; r >= 0 && i < cluster.n_notes; i++)
-			ll_warnf("%s", cluster.notes[i]);
 	}
 	if (r >= 0 && !(self = run_self_exe(&err)))
 		r = -ENOENT;
 	if (r >= 0) {
 		struct ll_check_request req = {
 			.plan = plan,
-			.cluster = &cluster,
-			.facts = facts,
+			.facts = ctx->facts,
 			.expect = set ? &set->expect : NULL,
 			.self_exe = self,
 			.python = python,
-			.nproc_per_node = o.plan.nproc_per_node,
 			.json = o.json,
 			.report = stdout,
 			.cli = &o.check,

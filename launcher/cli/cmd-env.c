@@ -83,11 +83,14 @@ int cmd_env(int argc, char **argv, struct ll_ctx *ctx)
 	}
 	ll_buf_init(&out);
 	r = ll_ctx_plan_agreed(ctx, &o.plan, &o.agree, environ, &plan, NULL, &err);
+	if (r < 0 && err.usage)
+		status = LL_EXIT_USAGE;
 	if (r >= 0)
 		r = ll_env_write_plan(o.format, plan, &out, &err);
 	if (r < 0) {
 		ll_report(&err);
-		status = LL_EXIT_FAILURE;
+		if (status == LL_EXIT_OK)
+			status = LL_EXIT_FAILURE;
 	} else {
 		for (size_t i = 0; i < plan->n_lints; i++)
 			if (plan->lints[i].level >= LL_LINT_WARNING)

@@ -6,6 +6,7 @@
 
 #include "llmlaunch/output.h"
 #include "llmlaunch/agree.h"
+#include "llmlaunch/launch.h"
 #include "llmlaunch/plan-cmd.h"
 
 extern char **environ;
@@ -79,23 +80,35 @@ static void print_setting(struct ll_out *o, const struct ll_setting *s)
 	ll_out_close_object(o);
 }
 
+/* Three groups: the workers' variables, torchrun's options in the order torchrun gets
+ * them (what the launch passes, each once, and those deliberately left to torchrun),
+ * and llmlaunch's own settings. JSON lists every setting in plan order. */
 static void print_settings(struct ll_out *o, const struct ll_plan *p)
 {
 	ll_out_open_array(o, "settings");
-	for (int pass = 0; pass < 2; pass++) {
-		bool exported = pass == 0;
-
-		ll_out_text(o, exported ? "Variables for the workers:\n" : "Settings:\n");
-		for (size_t i = 0; i < p->n_settings; i++) {
-			const struct ll_setting *st = &p->settings[i];
-
-			/* In text, what NCCL takes from its own files is shown with the
-			 * files, below; JSON lists every setting here. */
-			if (st->exported != exported || (st->source == LL_SOURCE_NCCL_CONF && !ll_out_is_json(o)))
-				continue;
-			print_setting(o, st);
-		}
+	if (ll_out_is_json(o)) {
+		for (size_t i = 0; i < p->n_settings; i++)
+			print_setting(o, &p->settings[i]);
+		ll_out_close_array(o);
+		return;
 	}
+	ll_out_text(o, "Variables for the workers:\n");
+	for (size_t i = 0; i < p->n_settings; i++)
+		/* What NCCL takes from its own files is shown with the files, below. */
+		if (p->settings[i].exported && p->settings[i].source != LL_SOURCE_NCCL_CONF)
+			print_setting(o, &p->settings[i]);
+	ll_out_text(o, "torchrun's options, in the order torchrun gets them:\n");
+	for (const struct ll_torchrun_option *t = ll_torchrun_options; t->name; t++) {
+		_cleanup_free_ char *name = ll_asprintf("torchrun.%s", t->name);
+		const struct ll_setting *s = ll_plan_get(p, name);
+
+		if (s)
+			print_setting(o, s);
+	}
+	ll_out_text(o, "Settings:\n");
+	for (size_t i = 0; i < p->n_settings; i++)
+		if (!p->settings[i].exported && !ll_torchrun_setting_option(p->settings[i].name))
+			print_setting(o, &p->settings[i]);
 	ll_out_close_array(o);
 }
 
@@ -207,8 +220,17 @@ int cmd_explain(int argc, char **argv, struct ll_ctx *ctx)
 	ll_plan_cmd_options_release(&o.plan);
 	if (r < 0) {
 		ll_report(&err);
+		r = err.usage ? LL_EXIT_USAGE : LL_EXIT_FAILURE;
 		ll_error_clear(&err);
-		return LL_EXIT_FAILURE;
+		return r;
+	}
+	{
+		/* What a supervised launch adds (its job directory, the placement, NCCL's
+		 * log for the watcher), so that explain shows what reaches torchrun. */
+		_cleanup_free_ char *dir = ll_jobdir_pattern(NULL);
+
+		ll_launch_plan_job(plan, &(struct ll_launch_job){
+						 .dir = dir, .records = true, .watch = true, .environ = environ });
 	}
 
 	out = ll_out_new(stdout, o.json);

@@ -54,6 +54,7 @@ static void usage(FILE *f)
 }
 
 static int parse_args(int argc, char **argv, struct logs_options *o)
+/* (the common options of the fact-reading commands do not apply: logs are read as they are) */
 {
 	enum { OPT_JSON = 0x100, OPT_EXPECT, OPT_FOLLOW, OPT_ON_FALLBACK, OPT_TIMEOUT };
 	static const struct option longopts[] = {
@@ -68,7 +69,8 @@ static int parse_args(int argc, char **argv, struct logs_options *o)
 	int c;
 
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case OPT_JSON:
 			o->json = true;
@@ -89,11 +91,11 @@ static int parse_args(int argc, char **argv, struct logs_options *o)
 			}
 			break;
 		case OPT_TIMEOUT: {
-			char *end;
-			errno = 0;
-			o->timeout_s = strtod(optarg, &end);
-			if (errno || end == optarg || *end || o->timeout_s < 0) {
-				ll_errorf("invalid --timeout '%s': give seconds, e.g. 30", optarg);
+			struct ll_error err = { 0 };
+
+			if (ll_parse_seconds("logs: --timeout", optarg, 0, 31536000, &o->timeout_s, &err) < 0) {
+				ll_report(&err);
+				ll_error_clear(&err);
 				return -EINVAL;
 			}
 			break;
@@ -102,8 +104,7 @@ static int parse_args(int argc, char **argv, struct logs_options *o)
 			usage(stdout);
 			return 0;
 		default:
-			fprintf(stderr, "Try 'llmlaunch logs --help'.\n");
-			return -EINVAL;
+			return ll_cmd_option_fallback("logs", c, optarg, argv, NULL, longopts);
 		}
 	}
 	if (o->follow && optind < argc) {
@@ -404,13 +405,12 @@ static int follow(const struct logs_options *o)
 	double deadline = o->timeout_s > 0 ? ll_now_s() + o->timeout_s : 0;
 	int r;
 
-	r = ll_ncclwatch_new(o->follow, o->expect, o->on_fallback, &w, &err);
+	r = ll_ncclwatch_new(o->follow, NULL, o->expect, o->on_fallback, &w, &err);
 	if (r < 0) {
 		ll_report(&err);
 		ll_error_clear(&err);
 		return LL_EXIT_USAGE;
 	}
-	ll_ncclwatch_watch_all(w);
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);

@@ -61,7 +61,7 @@ static int parse_argv(int argc, char **argv, struct ll_ctx *ctx, struct probe_op
 			fputs(usage_text, stdout);
 			return 0;
 		default:
-			if (ll_cmd_option_fallback("probe", c, optarg, argv, ctx) < 0)
+			if (ll_cmd_option_fallback("probe", c, optarg, argv, ctx, longopts) < 0)
 				return -EINVAL;
 		}
 	}

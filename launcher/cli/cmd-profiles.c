@@ -7,6 +7,7 @@
 
 #include "llmlaunch/cli.h"
 #include "llmlaunch/output.h"
+#include "llmlaunch/quote.h"
 #include "llmlaunch/profile.h"
 
 struct profiles_options {
@@ -51,7 +52,8 @@ static int parse_argv(int argc, char **argv, struct ll_ctx *ctx, struct profiles
 	int c;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
 			o->json = true;
@@ -60,10 +62,8 @@ static int parse_argv(int argc, char **argv, struct ll_ctx *ctx, struct profiles
 			usage(stdout);
 			return 0;
 		default:
-			if (!ll_ctx_common_option(ctx, c, optarg)) {
-				usage(stderr);
+			if (ll_cmd_option_fallback("profiles", c, optarg, argv, ctx, longopts) < 0)
 				return -EINVAL;
-			}
 		}
 	}
 	return 1;
@@ -296,11 +296,8 @@ static int validate_one(struct ll_ctx *ctx, const char *path)
 	ll_ctx_profile_opts(ctx, &opts);
 	r = ll_profile_load_file(path, &opts.load, &p, &diags, &err);
 	if (r < 0) {
-		for (size_t i = 0; i < diags.n; i++) {
-			fprintf(stderr, "llmlaunch: %s\n", diags.items[i].message);
-			if (diags.items[i].hint)
-				fprintf(stderr, "hint: %s\n", diags.items[i].hint);
-		}
+		for (size_t i = 0; i < diags.n; i++)
+			ll_report(&(struct ll_error){ .message = diags.items[i].message, .hint = diags.items[i].hint });
 		ll_profile_diags_release(&diags);
 		ll_error_clear(&err);
 		return -EINVAL;
@@ -314,7 +311,11 @@ static int validate_one(struct ll_ctx *ctx, const char *path)
 		ll_error_clear(&err);
 		return r;
 	}
-	printf("%s: ok\n", path);
+	{
+		_cleanup_free_ char *safe = ll_text_escaped(path, 0);
+
+		printf("%s: ok\n", safe);
+	}
 	return 0;
 }
 

@@ -18,10 +18,9 @@
 
 int run_check_script(const struct run_options *o, struct ll_error *err)
 {
-	const struct ll_torchrun_arg *no_python = run_user_arg(o, "no_python");
 	struct stat st;
 
-	if (o->module || (no_python && !strchr(o->script, '/')))
+	if (o->module || (o->no_python && !strchr(o->script, '/')))
 		return 0; /* a module, or a program found on PATH by the worker */
 	if (stat(o->script, &st) == 0) {
 		if (S_ISDIR(st.st_mode))
@@ -30,19 +29,13 @@ int run_check_script(const struct run_options *o, struct ll_error *err)
 	}
 	ll_error_set(err, -errno, "cannot find script '%s': %s", o->script, strerror(errno));
 	if (!strchr(o->script, '/') && !strchr(o->script, '.')) {
-		const char *best = NULL;
-		size_t best_d = 3;
+		const char *names[64], *best;
+		size_t n = 0;
 
-		for (size_t i = 0; i < ll_n_commands; i++) {
-			size_t d;
-
-			if (!ll_commands[i].summary)
-				continue;
-			d = ll_edit_distance(o->script, ll_commands[i].name);
-			if (d < best_d)
-				best = ll_commands[i].name, best_d = d;
-		}
-		if (best)
+		for (size_t i = 0; i < ll_n_commands && n < LL_ARRAY_SIZE(names); i++)
+			if (ll_commands[i].summary)
+				names[n++] = ll_commands[i].name;
+		if ((best = ll_did_you_mean(o->script, names, n, 2)))
 			ll_error_hint(err, "did you mean 'llmlaunch %s'?", best);
 	}
 	return -ENOENT;
@@ -169,46 +162,4 @@ int run_check_plan(const struct ll_plan *plan, struct ll_error *err)
 		return -EPERM;
 	}
 	return 0;
-}
-
-int run_nccl_logs_begin(struct ll_launch *launch, const char *dir, bool dry_run, struct ll_error *err)
-{
-	char *add[2];
-	int r = 1;
-
-	if (!ll_ncclwatch_env(dir, launch->envp, add))
-		return 0;
-	if (!dry_run && mkdir(dir, 0755) < 0)
-		r = ll_error_set(err, -errno, "cannot create NCCL log directory '%s': %s", dir, strerror(errno));
-	for (int i = 0; i < 2; i++) {
-		char *eq = strchr(add[i], '=');
-
-		if (r > 0) {
-			*eq = 0;
-			ll_launch_setenv(launch, add[i], eq + 1);
-		}
-		free(add[i]);
-	}
-	return r;
-}
-
-void run_nccl_logs_done(const char *dir, bool keep)
-{
-	DIR *d;
-	struct dirent *e;
-
-	if (keep) {
-		ll_errorf("NCCL logs kept in '%s' (read them with 'llmlaunch logs %s')", dir, dir);
-		return;
-	}
-	if (!(d = opendir(dir)))
-		return;
-	while ((e = readdir(d))) {
-		if (ll_startswith(e->d_name, LL_NCCLWATCH_FILE_PREFIX)) {
-			char *p = ll_asprintf("%s/%s", dir, e->d_name);
-			unlink(p);
-			free(p);
-		}
-	}
-	closedir(d);
 }

@@ -22,13 +22,16 @@ struct run_options {
 	bool dry_run, exec, json;
 	double grace_s;
 	enum ll_fallback_policy on_fallback;
-	struct ll_plan_cmd_options plan; /* --set, --bind, and --nproc-per-node when a number */
-	struct ll_torchrun_arg *user;
-	size_t n_user;
+	/* --set, --bind, --nproc-per-node and torchrun's own flags ("torchrun.NAME", as
+	 * --set torchrun.NAME=VALUE would give them: the plan is their one way in) */
+	struct ll_plan_cmd_options plan;
+	char **owned;                   /* the flags' names and origins, which plan.sets borrows */
+	size_t n_owned;
 	const char *script;
 	char **script_args;
 	size_t n_script_args;
 	struct ll_agree_options agree;  /* --agree-timeout, --strict */
+	bool no_python;                 /* --no-python: SCRIPT is a program (for the script check) */
 	bool preflight;                 /* --preflight: the check first (check-run.c) */
 	struct ll_check_cli check;      /* --on-slow, --exclude-file, --drain, --check-timeout */
 };
@@ -40,8 +43,6 @@ struct run_options {
  * reported). */
 int run_parse_argv(int argc, char **argv, struct ll_ctx *ctx, struct run_options *o);
 void run_options_release(struct run_options *o);
-/* The last torchrun option `name` (underscore spelling) the user gave, or NULL. */
-const struct ll_torchrun_arg *run_user_arg(const struct run_options *o, const char *name);
 
 /* ---- cmd-run-checks.c ----------------------------------------------------------- */
 
@@ -54,14 +55,6 @@ int run_check_plan(const struct ll_plan *plan, struct ll_error *err);
 /* --python, else $LLMLAUNCH_PYTHON, else a profile's "python" (plan NULL: none yet),
  * else python3. */
 const char *run_choose_python(const char *given, const struct ll_plan *plan);
-/* Point NCCL's logging of `launch` at `dir` (created unless `dry_run`) for the log
- * watcher: 1 when llmlaunch watches, 0 when the user's own NCCL_DEBUG or
- * NCCL_DEBUG_FILE stands (nothing to watch), -errno with err set when `dir` cannot be
- * made. */
-int run_nccl_logs_begin(struct ll_launch *launch, const char *dir, bool dry_run, struct ll_error *err);
-/* The job is over: keep NCCL's logs in `dir` (and say where) when someone will read
- * them (the job failed), else remove them. */
-void run_nccl_logs_done(const char *dir, bool keep);
 /* llmlaunch's own path (malloc'ed), NULL with err set. */
 char *run_self_exe(struct ll_error *err);
 /* Find an interpreter as execvp would; *ret malloc'ed. */

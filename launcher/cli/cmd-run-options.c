@@ -26,7 +26,9 @@ enum {
 void run_options_release(struct run_options *o)
 {
 	ll_plan_cmd_options_release(&o->plan);
-	free(o->user);
+	ll_strv_free(o->owned, o->n_owned);
+	o->owned = NULL;
+	o->n_owned = 0;
 }
 
 static void usage(FILE *f)
@@ -108,7 +110,7 @@ static struct option *build_longopts(void)
 		const struct ll_torchrun_option *t = &ll_torchrun_options[i];
 		struct option *u = ll_array_push(&v, &n, sizeof(*v));
 
-		*u = (struct option){ t->name, t->has_arg ? required_argument : no_argument, NULL,
+		*u = (struct option){ t->name, ll_torchrun_has_arg(t) ? required_argument : no_argument, NULL,
 				      OPT_TORCHRUN + (int)i };
 		/* The dashed twin points at a static string table below. */
 	}
@@ -137,69 +139,20 @@ static char **dashed_names(struct option *v)
 	return names;
 }
 
-static void add_user(struct run_options *o, const struct ll_torchrun_option *t, const char *value)
+/* A torchrun flag becomes the plan's "torchrun.NAME" from the command line, with the
+ * flag as it was spelled for its origin ("--master-port"), exactly as --set
+ * torchrun.NAME=VALUE would: the plan checks who may set it and writes it once. */
+static void add_torchrun(struct run_options *o, const struct ll_torchrun_option *t, const char *spelled,
+			 const char *value)
 {
-	struct ll_torchrun_arg *a = ll_array_push(&o->user, &o->n_user, sizeof(*a));
+	char *name = ll_asprintf("torchrun.%s", t->name), *origin = ll_strdup(spelled);
 
-	a->name = t->name;
-	a->value = t->has_arg ? value : NULL;
-}
-
-static int usage_error(const char *fmt, ...) LL_PRINTF(1, 2);
-static int usage_error(const char *fmt, ...)
-{
-	va_list ap;
-	char *m;
-
-	va_start(ap, fmt);
-	m = ll_vasprintf(fmt, ap);
-	va_end(ap);
-	ll_errorf("%s", m);
-	free(m);
-	return -EINVAL;
-}
-
-/* The agreement keeps what the user said of the rendezvous with torchrun's own
- * flags (llmlaunch/agree.h, struct ll_agree_options). */
-static int rendezvous_options(struct run_options *o)
-{
-	const struct ll_torchrun_arg *nnodes = run_user_arg(o, "nnodes"), *rank = run_user_arg(o, "node_rank");
-	const struct ll_torchrun_arg *addr = run_user_arg(o, "master_addr"), *port = run_user_arg(o, "master_port");
-	bool own = run_user_arg(o, "rdzv_endpoint") || run_user_arg(o, "standalone");
-	struct ll_agree_options *a = &o->agree;
-	long v;
-
-	a->rendezvous_by_hand = nnodes || addr || own;
-	a->own_endpoint = own;
-	a->master_addr = addr ? addr->value : NULL;
-	if (nnodes) {
-		a->nnodes_text = nnodes->value;
-		/* "N" and "N:N" are a fixed count; "MIN:MAX" is elastic. */
-		if (ll_parse_long(nnodes->value, 1, 1 << 20, &v) == 0) {
-			a->nnodes = (int)v;
-		} else {
-			const char *colon = strchr(nnodes->value, ':');
-			_cleanup_free_ char *min = colon ? ll_strndup(nnodes->value, (size_t)(colon - nnodes->value)) : NULL;
-			long lo, hi;
-
-			if (colon && ll_parse_long(min, 1, 1 << 20, &lo) == 0 && ll_parse_long(colon + 1, 1, 1 << 20, &hi) == 0 &&
-			    lo <= hi)
-				a->nnodes = lo == hi ? (int)lo : -1;
-			else
-				return usage_error("--nnodes '%s': expected N or MIN:MAX", nnodes->value);
-		}
-	}
-	if (rank) {
-		if (ll_parse_long(rank->value, 0, 1 << 20, &v) < 0)
-			return usage_error("--node_rank '%s': expected a number from 0", rank->value);
-		a->node_rank = (int)v;
-	}
-	if (port) {
-		if (ll_parse_long(port->value, 1, 65535, &v) < 0)
-			return usage_error("--master_port '%s': expected a port from 1 to 65535", port->value);
-		a->master_port = (int)v;
-	}
-	return 1;
+	*(char **)ll_array_push(&o->owned, &o->n_owned, sizeof(char *)) = name;
+	*(char **)ll_array_push(&o->owned, &o->n_owned, sizeof(char *)) = origin;
+	*(struct ll_assignment *)ll_array_push(&o->plan.sets, &o->plan.n_sets, sizeof(*o->plan.sets)) =
+		(struct ll_assignment){ .name = name, .value = ll_torchrun_has_arg(t) ? value : "1", .origin = origin };
+	if (strcmp(t->name, "no_python") == 0)
+		o->no_python = true;
 }
 
 int run_parse_argv(int argc, char **argv, struct ll_ctx *ctx, struct run_options *o)
@@ -218,7 +171,7 @@ int run_parse_argv(int argc, char **argv, struct ll_ctx *ctx, struct run_options
 		const struct ll_torchrun_option *t = ll_torchrun_option_find(*d);
 		struct option *u = ll_array_push(&longopts, &n_long, sizeof(*u));
 
-		*u = (struct option){ *d, t->has_arg ? required_argument : no_argument, NULL,
+		*u = (struct option){ *d, ll_torchrun_has_arg(t) ? required_argument : no_argument, NULL,
 				      OPT_TORCHRUN + (int)(t - ll_torchrun_options) };
 	}
 	ll_array_push(&longopts, &n_long, sizeof(*longopts));
@@ -249,14 +202,13 @@ int run_parse_argv(int argc, char **argv, struct ll_ctx *ctx, struct run_options
 			o->json = true;
 			break;
 		case OPT_GRACE: {
-			char *end;
-			double v = strtod(optarg, &end);
+			struct ll_error err = { 0 };
 
-			if (*end || !(v > 0 && v <= 86400)) {
-				ll_errorf("--grace '%s': expected seconds, more than 0", optarg);
+			if (ll_parse_seconds("--grace", optarg, 0.001, 86400, &o->grace_s, &err) < 0) {
+				ll_report(&err);
+				ll_error_clear(&err);
 				r = -EINVAL;
 			}
-			o->grace_s = v;
 			break;
 		}
 		case OPT_ON_FALLBACK:
@@ -276,21 +228,21 @@ int run_parse_argv(int argc, char **argv, struct ll_ctx *ctx, struct run_options
 				r = -EINVAL;
 			break;
 		case 'r':
-			add_user(o, ll_torchrun_option_find("redirects"), optarg);
+		case 't': {
+			const struct ll_torchrun_option *t = ll_torchrun_option_find(c == 'r' ? "redirects" : "tee");
+			_cleanup_free_ char *expected = ll_torchrun_value_check(t, optarg);
+
+			if (expected) {
+				ll_errorf("-%c '%s': expected %s", c, optarg, expected);
+				r = -EINVAL;
+				break;
+			}
+			add_torchrun(o, t, c == 'r' ? "-r" : "-t", optarg);
 			break;
-		case 't':
-			add_user(o, ll_torchrun_option_find("tee"), optarg);
-			break;
+		}
 		case ':':
-			ll_errorf("option '%s' needs a value", argv[optind - 1]);
-			r = -EINVAL;
-			break;
 		case '?':
-			if (optopt)
-				ll_errorf("unknown option '-%c'", optopt);
-			else
-				ll_errorf("unknown option '%s'", argv[optind - 1]);
-			r = -EINVAL;
+			r = ll_cmd_option_fallback("run", c, optarg, argv, NULL, longopts);
 			break;
 		case LL_OPT_SET:
 		case LL_OPT_BIND: {
@@ -319,28 +271,19 @@ int run_parse_argv(int argc, char **argv, struct ll_ctx *ctx, struct run_options
 				break;
 			if (c >= OPT_TORCHRUN) {
 				const struct ll_torchrun_option *t = &ll_torchrun_options[c - OPT_TORCHRUN];
-				_cleanup_free_ char *expected = NULL;
+				_cleanup_free_ char *spelled = ll_asprintf("--%s", t->name), *expected = NULL;
 
-				/* Numbers are checked now: torchrun would fail on them with a
-				 * traceback, after the probe and the agreement. Strings and
-				 * choices are torchrun's to judge (plugins add backends). */
-				if (t->has_arg && t->profile != LL_TORCHRUN_STRING && t->profile != LL_TORCHRUN_ENUM &&
-				    (expected = ll_torchrun_value_check(t, optarg))) {
-					_cleanup_free_ char *spelled = ll_strdup(t->name);
-
-					for (char *d = spelled; *d; d++)
-						if (*d == '_')
-							*d = '-';
-					ll_errorf("--%s '%s': expected %s", spelled, optarg, expected);
+				for (char *d = spelled + 2; *d; d++)
+					if (*d == '_')
+						*d = '-';
+				/* Checked now: torchrun would fail with a traceback, after the
+				 * probe and the agreement. */
+				if (ll_torchrun_has_arg(t) && (expected = ll_torchrun_value_check(t, optarg))) {
+					ll_errorf("%s '%s': expected %s", spelled, optarg, expected);
 					r = -EINVAL;
 					break;
 				}
-				add_user(o, t, optarg);
-				if (strcmp(t->name, "nproc_per_node") == 0) {
-					long v;
-					/* "auto", "gpu", "cpu": torchrun counts, the plan decides placement */
-					o->plan.nproc_per_node = ll_parse_long(optarg, 1, 4096, &v) == 0 ? (int)v : 0;
-				}
+				add_torchrun(o, t, spelled, optarg);
 				break;
 			}
 			r = -EINVAL;
@@ -361,8 +304,6 @@ int run_parse_argv(int argc, char **argv, struct ll_ctx *ctx, struct run_options
 			r = -EINVAL;
 		}
 	}
-	if (r > 0)
-		r = rendezvous_options(o);
 	if (r > 0 && o->json && !o->dry_run) {
 		ll_errorf("--json goes with --dry-run");
 		r = -EINVAL;
@@ -388,12 +329,3 @@ int run_parse_argv(int argc, char **argv, struct ll_ctx *ctx, struct run_options
 	return r;
 }
 
-const struct ll_torchrun_arg *run_user_arg(const struct run_options *o, const char *name)
-{
-	const struct ll_torchrun_arg *found = NULL;
-
-	for (size_t i = 0; i < o->n_user; i++)
-		if (strcmp(o->user[i].name, name) == 0)
-			found = &o->user[i];
-	return found;
-}

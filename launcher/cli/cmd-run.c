@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cmd-run-internal.h"
+#include "job.h"
 #include "llmlaunch/cli.h"
 #include "llmlaunch/launch.h"
 #include "llmlaunch/nccl-watch.h"
@@ -22,33 +23,52 @@ extern char **environ;
 
 /* ---- output ---- */
 
-/* The dry run prints a sh script that does what the launch would do. */
-static int print_dry_run(const struct ll_launch *l, bool json)
+/* The dry run prints a sh script that does what the launch would do, each torchrun
+ * option with where it came from (`llmlaunch explain` says why). */
+static int print_dry_run(const struct ll_plan *plan, const struct ll_launch *l, bool json)
 {
+	const struct ll_setting *opts[64];
+	size_t n_opts = ll_launch_options(plan, opts, LL_ARRAY_SIZE(opts));
 	struct ll_out *out = ll_out_new(stdout, json);
 
-	if (json) {
+	if (n_opts > LL_ARRAY_SIZE(opts))
+		n_opts = LL_ARRAY_SIZE(opts);
+	ll_out_open_object(out, NULL);
+	ll_out_text(out, "# torchrun's options, each once, and where each came from:\n");
+	ll_out_open_array(out, "torchrun");
+	for (size_t i = 0; i < n_opts; i++) {
+		const struct ll_setting *s = opts[i];
+		const struct ll_torchrun_option *o = ll_torchrun_setting_option(s->name);
+
 		ll_out_open_object(out, NULL);
-		ll_out_open_array(out, "argv");
-		for (size_t i = 0; i < l->argc; i++)
-			ll_out_string(out, NULL, NULL, l->argv[i]);
-		ll_out_close_array(out);
-		ll_out_open_object(out, "env");
-		for (size_t i = 0; i < l->n_env_added; i++) {
-			char *name = ll_strndup(l->env_added[i], strcspn(l->env_added[i], "="));
-			ll_out_string(out, name, NULL, strchr(l->env_added[i], '=') + 1);
-			free(name);
-		}
+		ll_out_string(out, "option", "#   --%s", o->name);
+		ll_out_string(out, "value", o->kind == LL_TORCHRUN_FLAG ? NULL : " %s", s->value);
+		ll_out_string(out, "source", "  [%s", ll_source_name(s->source));
+		ll_out_string(out, "origin", s->origin ? " %s" : NULL, s->origin);
+		ll_out_text(out, "]\n");
 		ll_out_close_object(out);
-		ll_out_int(out, "nproc_per_node", NULL, l->nproc_per_node, l->nproc_per_node > 0);
-		ll_out_string(out, "placement", NULL, l->placement);
-		ll_out_close_object(out);
-	} else {
+	}
+	ll_out_close_array(out);
+	ll_out_open_array(out, "argv");
+	for (size_t i = 0; i < l->argc; i++)
+		ll_out_string(out, NULL, NULL, l->argv[i]);
+	ll_out_close_array(out);
+	ll_out_open_object(out, "env");
+	for (size_t i = 0; i < l->n_env_added; i++) {
+		_cleanup_free_ char *name = ll_strndup(l->env_added[i], strcspn(l->env_added[i], "="));
+
+		ll_out_string(out, name, NULL, strchr(l->env_added[i], '=') + 1);
+	}
+	ll_out_close_object(out);
+	ll_out_int(out, "nproc_per_node", NULL, plan->nproc_per_node, plan->nproc_per_node > 0);
+	ll_out_string(out, "placement", NULL, ll_plan_value(plan, LL_PLACEMENT_ENV));
+	if (!json) {
 		struct ll_buf b;
 
 		ll_buf_init(&b);
 		for (size_t i = 0; i < l->n_env_added; i++) {
 			const char *eq = strchr(l->env_added[i], '=');
+
 			ll_buf_addf(&b, "export %.*s=", (int)(eq - l->env_added[i]), l->env_added[i]);
 			ll_sh_quote(eq + 1, true, &b);
 			ll_buf_addc(&b, '\n');
@@ -62,11 +82,12 @@ static int print_dry_run(const struct ll_launch *l, bool json)
 		fputs(b.s, stdout);
 		ll_buf_release(&b);
 	}
+	ll_out_close_object(out);
 	return ll_out_finish(out);
 }
 
 /* A blocking lint of a real launch is the error run_check_plan() reports instead. */
-static void print_warnings(const struct ll_plan *plan, const struct ll_launch *l, bool dry_run)
+static void print_warnings(const struct ll_plan *plan, bool dry_run)
 {
 	for (size_t i = 0; i < plan->n_lints; i++) {
 		const struct ll_lint *lt = &plan->lints[i];
@@ -78,26 +99,43 @@ static void print_warnings(const struct ll_plan *plan, const struct ll_launch *l
 		else
 			ll_warnf("%s", lt->message);
 	}
-	for (size_t i = 0; i < l->n_notes; i++)
-		ll_warnf("%s", l->notes[i]);
 }
 
-static void notify_stderr(void *data, const char *message)
+/* The checks a real launch makes once the command is built: the plumbing the workers
+ * cannot live without (their inherited limits), torch, and the preflight check when
+ * asked for. */
+static int run_before_start(struct run_options *o, struct ll_ctx *ctx, struct ll_plan *plan,
+			    const struct ll_profile_set *profiles, const char *python, const char *self,
+			    pid_t *early_check, const char *early_python, struct ll_error *err)
 {
-	(void)data;
-	ll_errorf("%s", message);
-}
+	int r = run_check_plan(plan, err);
 
-/* ---- the NCCL log watcher ---- */
+	if (r < 0)
+		return r;
+	if (*early_check > 0 && strcmp(early_python, python) != 0)
+		run_torch_check_cancel(early_check);
+	r = run_check_torch(python, *early_check, err);
+	*early_check = 0; /* reaped */
+	if (r < 0 || !o->preflight)
+		return r;
+	{
+		/* Only --preflight pays for this: a plain run starts as before. */
+		struct ll_check_request creq = {
+			.plan = plan,
+			.facts = ctx->facts,
+			.expect = profiles ? &profiles->expect : NULL,
+			.self_exe = self,
+			.python = python,
+			/* the job's own port stays the job's: the check's store must be gone
+			 * before any node's job connects, and nodes finish the check apart */
+			.port_offset = 1,
+			.report = stderr,
+			.cli = &o->check,
+		};
 
-static int watch_nccl(void *data)
-{
-	struct ll_ncclwatch *w = data;
-
-	if (ll_ncclwatch_poll(w, stderr) != 1)
-		return 0;
-	ll_errorf("%s", ll_ncclwatch_stop_reason(w));
-	return 1;
+		r = ll_cli_check(&creq, err);
+	}
+	return r < 0 ? r : 0;
 }
 
 int cmd_run(int argc, char **argv, struct ll_ctx *ctx)
@@ -105,12 +143,11 @@ int cmd_run(int argc, char **argv, struct ll_ctx *ctx)
 	struct run_options o = { .grace_s = DEFAULT_GRACE_S };
 	_cleanup_(ll_plan_freep) struct ll_plan *plan = NULL;
 	_cleanup_(ll_profile_set_freep) struct ll_profile_set *profiles = NULL;
-	_cleanup_(ll_launch_freep) struct ll_launch *launch = NULL;
 	_cleanup_free_ char *early_python = NULL;
 	pid_t early_check = 0;
-	_cleanup_free_ char *python = NULL, *self = NULL, *logdir = NULL, *statusdir = NULL, *nccldir = NULL, *missing = NULL;
-	struct ll_jobdir jobdir = { .lock_fd = -1 };
-	_cleanup_(ll_ncclwatch_freep) struct ll_ncclwatch *watch = NULL;
+	_cleanup_free_ char *python = NULL, *self = NULL, *missing = NULL;
+	struct run_job job = { .dir = { .lock_fd = -1 } };
+	struct run_job_options jo;
 	struct ll_cluster cluster = { 0 };
 	struct ll_error err = { 0 };
 	struct ll_launch_request req;
@@ -134,8 +171,10 @@ int cmd_run(int argc, char **argv, struct ll_ctx *ctx)
 	if (!o.dry_run && run_find_program(run_choose_python(o.python, NULL), &early_python, NULL) == 0)
 		run_torch_check_start(early_python, &early_check);
 	r = ll_ctx_plan(ctx, &o.plan, environ, &plan, o.preflight ? &profiles : NULL, &err);
-	if (r < 0)
+	if (r < 0) {
+		status = err.usage ? LL_EXIT_USAGE : LL_EXIT_FAILURE;
 		goto fail;
+	}
 	r = run_find_program(run_choose_python(o.python, plan), &python, &err);
 	if (r < 0) {
 		ll_error_hint(&err, "choose the interpreter with --python PATH or LLMLAUNCH_PYTHON");
@@ -143,47 +182,17 @@ int cmd_run(int argc, char **argv, struct ll_ctx *ctx)
 	}
 	/* A launch proves that every node reaches the rendezvous; a dry run does not. */
 	o.agree.prove = !o.dry_run;
-	o.agree.progress = ll_cli_agree_progress;
 	if (o.preflight)
 		o.agree.missing_out = &missing;
-	r = ll_agree(plan, ctx->facts, &o.agree, &cluster, &err);
+	r = ll_ctx_agree(ctx, plan, &o.agree, environ, &cluster, &err);
 	if (r == -ETIMEDOUT && o.preflight)
 		ll_cli_check_exclude_missing(&o.check, missing, &err);
-	if (r >= 0)
-		for (size_t i = 0; i < cluster.n_notes; i++)
-			ll_warnf("%s", cluster.notes[i]);
 	if (r < 0)
 		goto fail;
 
 	self = run_self_exe(&err);
 	if (!self)
 		goto fail;
-	/* torchrun writes below --log_dir; a per-job directory keeps two jobs apart and
-	 * leaves no /tmp/torchelastic_* behind. The dry run names it without creating it. */
-	if (o.dry_run) {
-		logdir = ll_jobdir_path(NULL);
-	} else {
-		char **stale = NULL;
-		size_t n_stale = 0;
-
-		/* What a launcher killed with SIGKILL left behind (its job died with it). */
-		if (ll_jobdir_clean_stale(NULL, &stale, &n_stale) == 0)
-			for (size_t i = 0; i < n_stale; i++)
-				ll_warnf("removed '%s', left by a launcher that was killed", stale[i]);
-		ll_strv_free(stale, n_stale);
-		r = ll_jobdir_create(NULL, &jobdir, &err);
-		if (r < 0)
-			goto fail;
-		logdir = ll_strdup(jobdir.path);
-	}
-	/* With --exec nobody is left to read the workers' exit records. */
-	if (!o.exec) {
-		statusdir = ll_asprintf("%s/status", logdir);
-		if (!o.dry_run && mkdir(statusdir, 0700) < 0) {
-			ll_error_set(&err, -errno, "cannot create '%s': %s", statusdir, strerror(errno));
-			goto fail_dir;
-		}
-	}
 	req = (struct ll_launch_request){
 		.self_exe = self,
 		.python = python,
@@ -191,117 +200,49 @@ int cmd_run(int argc, char **argv, struct ll_ctx *ctx)
 		.script = o.script,
 		.script_args = o.script_args,
 		.n_script_args = o.n_script_args,
-		.user = o.user,
-		.n_user = o.n_user,
-		.log_dir = logdir,
-		.status_dir = statusdir,
 		.environ = environ,
 	};
-	r = ll_launch_build(plan, &cluster, &req, &launch, &err);
+	jo = (struct run_job_options){
+		.dry_run = o.dry_run,
+		.exec = o.exec,
+		.on_fallback = o.on_fallback,
+		.grace_s = o.grace_s,
+	};
+	r = run_job_open(&job, plan, environ, &jo, &err);
+	if (r >= 0)
+		r = ll_launch_build(plan, &req, &job.launch, &err);
 	if (r < 0)
-		goto fail_dir;
-	if (!o.exec) {
-		/* The user's own NCCL_DEBUG/NCCL_DEBUG_FILE (inherited or --set) win;
-		 * then there is nothing of ours to watch. */
-		nccldir = ll_asprintf("%s/nccl", logdir);
-		r = run_nccl_logs_begin(launch, nccldir, o.dry_run, &err);
-		if (r < 0)
-			goto fail_dir;
-		if (r == 0)
-			free(LL_TAKE(nccldir));
-	}
-	print_warnings(plan, launch, o.dry_run);
-
+		goto fail;
+	print_warnings(plan, o.dry_run);
 	if (o.dry_run) {
-		status = print_dry_run(launch, o.json) < 0 ? LL_EXIT_FAILURE : LL_EXIT_OK;
+		status = print_dry_run(plan, job.launch, o.json) < 0 ? LL_EXIT_FAILURE : LL_EXIT_OK;
 		goto out;
 	}
-
-	/* The plumbing the workers cannot live without (their inherited limits):
-	 * stop here, before a job that can only crash in NCCL's init. */
-	r = run_check_plan(plan, &err);
+	r = run_before_start(&o, ctx, plan, profiles, python, self, &early_check, early_python, &err);
 	if (r < 0)
-		goto fail_dir;
-	if (early_check > 0 && strcmp(early_python, python) != 0)
-		run_torch_check_cancel(&early_check);
-	r = run_check_torch(python, early_check, &err);
-	early_check = 0; /* reaped */
-	if (r < 0)
-		goto fail_dir;
-	if (o.preflight) {
-		/* Only --preflight pays for this: a plain run starts as before. */
-		struct ll_check_request creq = {
-			.plan = plan,
-			.cluster = &cluster,
-			.facts = ctx->facts,
-			.expect = profiles ? &profiles->expect : NULL,
-			.self_exe = self,
-			.python = python,
-			.nproc_per_node = o.plan.nproc_per_node,
-			/* the job's own port stays the job's: the check's store must be gone
-			 * before any node's job connects, and nodes finish the check apart */
-			.port_offset = 1,
-			.report = stderr,
-			.cli = &o.check,
-		};
-
-		r = ll_cli_check(&creq, &err);
-		if (r < 0)
-			goto fail_dir;
-	}
-
+		goto fail;
 	fflush(stdout);
 	fflush(stderr);
 	if (o.exec) {
-		execve(launch->argv[0], launch->argv, launch->envp);
-		ll_error_set(&err, -errno, "cannot run '%s': %s", launch->argv[0], strerror(errno));
-		goto fail_dir;
+		execve(job.launch->argv[0], job.launch->argv, job.launch->envp);
+		ll_error_set(&err, -errno, "cannot run '%s': %s", job.launch->argv[0], strerror(errno));
+		goto fail;
 	}
-	if (nccldir) {
-		enum ll_net_expect expect = ll_ncclwatch_expect_from_plan(ll_plan_value(plan, "LLMLAUNCH_NET"),
-									  ll_plan_value(plan, "NCCL_NET"),
-									  ll_plan_value(plan, "NCCL_IB_DISABLE"));
-
-		r = ll_ncclwatch_new(nccldir, expect, o.on_fallback, &watch, &err);
-		if (r < 0)
-			goto fail_dir;
+	r = run_job_supervise(&job, plan, &status, &err);
+	if (r < 0) {
+		status = LL_EXIT_FAILURE;
+		goto fail;
 	}
-	{
-		struct ll_supervise_options so = {
-			.grace_s = o.grace_s,
-			.notify = notify_stderr,
-			.watch = watch ? watch_nccl : NULL,
-			.watch_data = watch,
-			.watch_fd = watch ? ll_ncclwatch_fd(watch) : -1,
-			.watch_interval_ms = LL_NCCLWATCH_INTERVAL_MS,
-		};
-		int worker_status, rank;
-
-		r = ll_supervise(launch->argv, launch->envp, &so, &status, &err);
-		if (r < 0)
-			goto fail_dir;
-		/* torchrun exits 1 whatever a worker's status was: report the first
-		 * failing worker's own. Statuses above 128 are signals and stay. */
-		if (ll_worker_status_collect(statusdir, &worker_status, &rank) == 1 && status == 1)
-			status = worker_status;
-	}
-	if (watch) {
-		ll_ncclwatch_finish(watch, stderr);
-		run_nccl_logs_done(nccldir, status != 0 && ll_ncclwatch_verdict(watch)->files > 0);
-	}
-	ll_jobdir_release(&jobdir);
+	if (job.stopped)
+		status = LL_EXIT_FAILURE;
+	run_job_release(&job, status != 0);
 	goto out;
 
-fail_dir:
-	if (jobdir.path) {
-		if (statusdir)
-			ll_worker_status_collect(statusdir, &(int){ 0 }, &(int){ 0 });
-		ll_jobdir_release(&jobdir);
-	}
 fail:
 	ll_report(&err);
 	ll_error_clear(&err);
 out:
+	run_job_release(&job, false);
 	run_torch_check_cancel(&early_check);
 	ll_cluster_release(&cluster);
 	run_options_release(&o);

@@ -104,7 +104,7 @@ static void apply_job(struct ll_plan *plan, struct ll_buf *out, bool warnings)
 	}
 	cluster.nnodes = (int)job.nnodes;
 	cluster.node_rank = (int)job.node_id;
-	ll_cluster_apply(plan, &cluster, NULL);
+	ll_cluster_apply(plan, &cluster);
 }
 
 static int task_prolog_output(const struct ll_plan *plan, bool warnings, struct ll_buf *out)

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "llmlaunch/cli.h"
+#include "llmlaunch/quote.h"
 #include "llmlaunch/slurm.h"
 #include "slurm-cmd.h"
 
@@ -88,7 +89,6 @@ static int prolog_parse(int argc, char **argv, struct ll_ctx *ctx, struct prolog
 		LL_COMMON_LONG_OPTIONS,
 		{ 0 },
 	};
-	char *end;
 	int c;
 
 	optind = 1;
@@ -98,14 +98,16 @@ static int prolog_parse(int argc, char **argv, struct ll_ctx *ctx, struct prolog
 		case OPT_STATE_DIR:
 			o->state_dir = optarg;
 			break;
-		case OPT_TIMEOUT:
-			errno = 0;
-			o->timeout_s = strtod(optarg, &end);
-			if (errno || end == optarg || *end || !(o->timeout_s > 0 && o->timeout_s <= 3600)) {
-				ll_errorf("slurm prolog: --timeout '%s': expected seconds from 0 to 3600", optarg);
+		case OPT_TIMEOUT: {
+			struct ll_error err = { 0 };
+
+			if (ll_parse_seconds("slurm prolog: --timeout", optarg, 0.001, 3600, &o->timeout_s, &err) < 0) {
+				ll_report(&err);
+				ll_error_clear(&err);
 				return -EINVAL;
 			}
 			break;
+		}
 		case OPT_NO_DRAIN_REASON:
 			o->drain_reason = false;
 			break;
@@ -116,7 +118,7 @@ static int prolog_parse(int argc, char **argv, struct ll_ctx *ctx, struct prolog
 			fputs(prolog_usage, stdout);
 			return 0;
 		default:
-			if (ll_cmd_option_fallback("slurm prolog", c, optarg, argv, ctx) < 0)
+			if (ll_cmd_option_fallback("slurm prolog", c, optarg, argv, ctx, longopts) < 0)
 				return -EINVAL;
 		}
 	}
@@ -357,8 +359,12 @@ static int cmd_prolog(int argc, char **argv, struct ll_ctx *ctx)
 		return LL_EXIT_OK;
 	}
 	if (res.n_faults == 0) {
-		printf("llmlaunch: node '%s' passes: %s%s%s\n", node, res.summary,
-		       res.sources && *res.sources ? "; expectations from " : "", res.sources ? res.sources : "");
+		_cleanup_free_ char *passes = ll_asprintf("llmlaunch: node '%s' passes: %s%s%s", node, res.summary,
+							 res.sources && *res.sources ? "; expectations from " : "",
+							 res.sources ? res.sources : "");
+		_cleanup_free_ char *safe = ll_text_escaped(passes, 0);
+
+		printf("%s\n", safe);
 		/* The exit status is the node's health: a line that cannot reach standard
 		 * output (Slurm discards it anyway) is logged, and must not drain the node
 		 * through main()'s check of standard output. */

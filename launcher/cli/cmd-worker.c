@@ -120,7 +120,8 @@ static int parse_argv(int argc, char **argv, struct worker_options *o)
 	int c;
 
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'h':
 			usage(stdout);
@@ -138,7 +139,7 @@ static int parse_argv(int argc, char **argv, struct worker_options *o)
 			o->membind = optarg;
 			break;
 		default:
-			return -EINVAL;
+			return ll_cmd_option_fallback("__worker", c, optarg, argv, NULL, longopts);
 		}
 	}
 	if (optind >= argc) {

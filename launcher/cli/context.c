@@ -5,6 +5,7 @@
 #include "llmlaunch/agree.h"
 #include "llmlaunch/cli.h"
 #include "llmlaunch/probe.h"
+#include "llmlaunch/quote.h"
 
 #include <unistd.h>
 
@@ -37,20 +38,42 @@ bool ll_ctx_common_option(struct ll_ctx *ctx, int opt, const char *arg)
 	}
 }
 
-int ll_cmd_option_fallback(const char *cmd, int c, const char *arg, char **argv, struct ll_ctx *ctx)
+/* "did you mean '--json'?" for an unknown long option, from the command's own table. */
+static void option_hint(const char *cmd, const char *given, const struct option *longopts)
+{
+	const char *names[128], *pick;
+	size_t n = 0;
+	_cleanup_free_ char *word = NULL;
+
+	if (!longopts || strncmp(given, "--", 2) != 0)
+		return;
+	word = ll_strndup(given + 2, strcspn(given + 2, "="));
+	for (const struct option *o = longopts; o->name && n < LL_ARRAY_SIZE(names); o++)
+		names[n++] = o->name;
+	if ((pick = ll_did_you_mean(word, names, n, 0)))
+		fprintf(stderr, "hint: did you mean '--%s'? (llmlaunch %s --help)\n", pick, cmd);
+	else
+		fprintf(stderr, "hint: 'llmlaunch %s --help' lists the options\n", cmd);
+}
+
+int ll_cmd_option_fallback(const char *cmd, int c, const char *arg, char **argv, struct ll_ctx *ctx,
+			   const struct option *longopts)
 {
 	if (c == '?') {
-		if (optopt > 0 && optopt < 0x80 && optopt != '?')
+		if (optopt > 0 && optopt < 0x80 && optopt != '?') {
 			ll_errorf("%s: unknown option '-%c'", cmd, optopt);
-		else
+			fprintf(stderr, "hint: 'llmlaunch %s --help' lists the options\n", cmd);
+		} else {
 			ll_errorf("%s: unknown option '%s'", cmd, argv[optind - 1]);
+			option_hint(cmd, argv[optind - 1], longopts);
+		}
 		return -EINVAL;
 	}
 	if (c == ':') {
 		ll_errorf("%s: option '%s' needs a value", cmd, argv[optind - 1]);
 		return -EINVAL;
 	}
-	if (ll_ctx_common_option(ctx, c, arg))
+	if (ctx && ll_ctx_common_option(ctx, c, arg))
 		return 1;
 	ll_errorf("%s: option '%s' is not supported here", cmd, argv[optind - 1]);
 	return -EINVAL;
@@ -99,11 +122,24 @@ int ll_ctx_facts(struct ll_ctx *ctx, const struct ll_facts **ret, struct ll_erro
 	return 0;
 }
 
+/* One line on stderr: "PREFIX" then the text, every byte a terminal would act on
+ * escaped (messages name profiles' keys, log lines, hosts: text from files). */
+static void say(const char *prefix, const char *text)
+{
+	_cleanup_free_ char *safe = ll_text_escaped(text, 0);
+
+	fprintf(stderr, "%s%s\n", prefix, safe);
+}
+
 static void vreport(const char *level, const char *fmt, va_list ap)
 {
-	fprintf(stderr, "llmlaunch: %s", level);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	_cleanup_free_ char *prefix = ll_asprintf("llmlaunch: %s", level);
+	struct ll_buf b;
+
+	ll_buf_init(&b);
+	ll_buf_vaddf(&b, fmt, ap);
+	say(prefix, b.s);
+	ll_buf_release(&b);
 }
 
 void ll_errorf(const char *fmt, ...)
@@ -131,6 +167,7 @@ void ll_cli_agree_progress(void *data, const struct ll_agree_progress *p)
 	static double last_s;
 	static size_t last_n;
 	const char *what = p->what == LL_AGREE_WAIT_REACH ? " to reach the master" : "";
+	_cleanup_free_ char *names = NULL;
 
 	(void)data;
 	if (tty < 0)
@@ -143,15 +180,17 @@ void ll_cli_agree_progress(void *data, const struct ll_agree_progress *p)
 		printed = false;
 		return;
 	}
+	names = ll_text_escaped(p->names, 0);
 	if (tty) {
+		/* our own control sequences: return, erase the line */
 		fprintf(stderr, "\r\033[Kllmlaunch: waiting for %zu of %zu nodes%s: %s (%.0f s)", p->n_missing,
-			p->n_nodes, what, p->names, p->waited_s);
+			p->n_nodes, what, names, p->waited_s);
 	} else {
 		bool changed = p->n_missing != last_n;
 		if (printed && !(changed && p->waited_s - last_s >= 10) && p->waited_s - last_s < 60)
 			return;
 		fprintf(stderr, "llmlaunch: waiting for %zu of %zu nodes%s: %s\n", p->n_missing, p->n_nodes, what,
-			p->names);
+			names);
 	}
 	fflush(stderr);
 	printed = true;
@@ -161,7 +200,7 @@ void ll_cli_agree_progress(void *data, const struct ll_agree_progress *p)
 
 void ll_report(const struct ll_error *err)
 {
-	fprintf(stderr, "llmlaunch: %s\n", err && err->message ? err->message : "unknown error");
+	say("llmlaunch: ", err && err->message ? err->message : "unknown error");
 	if (err && err->hint)
-		fprintf(stderr, "hint: %s\n", err->hint);
+		say("hint: ", err->hint);
 }

@@ -4,6 +4,8 @@
 #include <jansson.h>
 #include <string.h>
 
+#include "llmlaunch/quote.h"
+
 #define OUT_MAX_DEPTH 32
 
 struct ll_out {
@@ -89,12 +91,44 @@ static void text_print(struct ll_out *o, const char *fmt, const char *value)
 		fprintf(o->f, fmt, value);
 }
 
+/* A JSON string of any bytes: jansson refuses text that is not UTF-8 (and the field
+ * would be lost); its bytes that are not are then written as \xNN text. */
+static json_t *json_text(const char *s)
+{
+	size_t n = strlen(s), len;
+	struct ll_buf b;
+	json_t *v;
+
+	if ((v = json_stringn(s, n)))
+		return v;
+	ll_buf_init(&b);
+	for (size_t i = 0; i < n; i += len) {
+		len = ll_utf8_len(s + i, n - i);
+		if (len && s[i]) {
+			for (size_t k = 0; k < len; k++)
+				ll_buf_addc(&b, s[i + k]);
+		} else {
+			ll_buf_addf(&b, "\\x%02x", (unsigned char)s[i]);
+			len = 1;
+		}
+	}
+	v = json_stringn(b.s, b.len);
+	ll_buf_release(&b);
+	return v ? v : json_null();
+}
+
 void ll_out_string(struct ll_out *o, const char *key, const char *fmt, const char *value)
 {
-	if (o->json)
-		out_attach(o, key, value ? json_string(value) : json_null());
-	else
-		text_print(o, fmt, value ? value : "unknown");
+	if (o->json) {
+		out_attach(o, key, value ? json_text(value) : json_null());
+	} else if (fmt && value) {
+		/* Text from a file reaches a terminal escaped (quote.h). */
+		_cleanup_free_ char *safe = ll_text_escaped(value, 0);
+
+		text_print(o, fmt, safe);
+	} else {
+		text_print(o, fmt, "unknown");
+	}
 }
 
 void ll_out_int(struct ll_out *o, const char *key, const char *fmt, long long value, bool known)
@@ -132,13 +166,37 @@ void ll_out_bool(struct ll_out *o, const char *key, const char *fmt, int value)
 
 void ll_out_text(struct ll_out *o, const char *fmt, ...)
 {
+	struct ll_buf b, safe;
 	va_list ap;
 
 	if (o->json)
 		return;
+	ll_buf_init(&b);
 	va_start(ap, fmt);
-	vfprintf(o->f, fmt, ap);
+	ll_buf_vaddf(&b, fmt, ap);
 	va_end(ap);
+	/* The layout (newlines, tabs) is the format's; anything else a terminal would
+	 * act on came from an argument. */
+	ll_buf_init(&safe);
+	ll_text_escape(b.s, b.len, LL_ESCAPE_KEEP_NEWLINE, &safe);
+	fputs(safe.s, o->f);
+	ll_buf_release(&safe);
+	ll_buf_release(&b);
+}
+
+/* jansson writes U+0080-U+009F as UTF-8, which some terminals read as C1 controls
+ * (CSI is U+009B): those as \u escapes, which every JSON reader takes the same. They
+ * are always inside strings, where the escape means the same character. */
+static void put_json(FILE *f, const char *text)
+{
+	for (const unsigned char *c = (const unsigned char *)text; *c; c++) {
+		if (c[0] == 0xc2 && c[1] >= 0x80 && c[1] <= 0x9f) {
+			fprintf(f, "\\u%04x", c[1]);
+			c++;
+		} else {
+			fputc(*c, f);
+		}
+	}
 }
 
 int ll_out_finish(struct ll_out *o)
@@ -146,8 +204,13 @@ int ll_out_finish(struct ll_out *o)
 	int r = 0;
 
 	if (o->json && o->root) {
-		if (json_dumpf(o->root, o->f, JSON_INDENT(2) | JSON_PRESERVE_ORDER) < 0)
+		char *text = json_dumps(o->root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+
+		if (!text)
 			r = -EIO;
+		else
+			put_json(o->f, text);
+		free(text);
 		fputc('\n', o->f);
 	}
 	json_decref(o->root);

@@ -15,16 +15,7 @@
 /* The closest of `names` to `word`, when it is near enough to be a misspelling. */
 static const char *closest(const char *word, const char *const *names, size_t n)
 {
-	size_t best = SIZE_MAX, limit = strlen(word) / 4 + 1;
-	const char *pick = NULL;
-
-	for (size_t i = 0; i < n; i++) {
-		size_t d = ll_edit_distance(word, names[i]);
-
-		if (d < best)
-			best = d, pick = names[i];
-	}
-	return best <= limit ? pick : NULL;
+	return ll_did_you_mean(word, names, n, strlen(word) / 4 + 1);
 }
 
 /* A name nothing reads would be ignored without a word, a bad value found late or
@@ -90,8 +81,12 @@ int ll_plan_cmd_option(struct ll_plan_cmd_options *o, int opt, char *arg, struct
 			*eq = '=';
 			return r;
 		}
-		*(struct ll_assignment *)ll_array_push(&o->sets, &o->n_sets, sizeof(*o->sets)) =
-			(struct ll_assignment){ .name = arg, .value = eq + 1, .origin = "--set" };
+		*(struct ll_assignment *)ll_array_push(&o->sets, &o->n_sets, sizeof(*o->sets)) = (struct ll_assignment){
+			/* the setting's older name: torchrun's option is the one value */
+			.name = strcmp(arg, "nproc-per-node") == 0 ? "torchrun.nproc_per_node" : arg,
+			.value = eq + 1,
+			.origin = "--set",
+		};
 		return 1;
 	case LL_OPT_BIND:
 		if (ll_bind_mode_parse(arg, &o->bind) < 0)
@@ -102,7 +97,8 @@ int ll_plan_cmd_option(struct ll_plan_cmd_options *o, int opt, char *arg, struct
 		if (ll_parse_long(arg, 1, LL_TORCHRUN_MAX_NPROC, &n) < 0)
 			return ll_error_set(err, -EINVAL, "--nproc-per-node '%s': expected a count from 1 to %d", arg,
 					    LL_TORCHRUN_MAX_NPROC);
-		o->nproc_per_node = (int)n;
+		*(struct ll_assignment *)ll_array_push(&o->sets, &o->n_sets, sizeof(*o->sets)) =
+			(struct ll_assignment){ .name = "torchrun.nproc_per_node", .value = arg, .origin = "--nproc-per-node" };
 		return 1;
 	default:
 		return 0;
@@ -110,7 +106,7 @@ int ll_plan_cmd_option(struct ll_plan_cmd_options *o, int opt, char *arg, struct
 }
 
 int ll_plan_cmd_fallback(const char *cmd, int c, char *arg, char **argv, struct ll_ctx *ctx,
-			 struct ll_plan_cmd_options *plan, struct ll_agree_options *agree)
+			 struct ll_plan_cmd_options *plan, struct ll_agree_options *agree, const struct option *longopts)
 {
 	struct ll_error err = { 0 };
 	int r;
@@ -125,7 +121,7 @@ int ll_plan_cmd_fallback(const char *cmd, int c, char *arg, char **argv, struct 
 		ll_error_clear(&err);
 		return r;
 	}
-	return r > 0 ? 1 : ll_cmd_option_fallback(cmd, c, arg, argv, ctx);
+	return r > 0 ? 1 : ll_cmd_option_fallback(cmd, c, arg, argv, ctx, longopts);
 }
 
 void ll_plan_cmd_options_release(struct ll_plan_cmd_options *o)
@@ -185,7 +181,6 @@ int ll_ctx_plan(struct ll_ctx *ctx, const struct ll_plan_cmd_options *o, char *c
 		.n_cli = o->n_sets,
 		.bind = o->bind,
 		.bind_from_cli = o->bind_given,
-		.nproc_per_node = o->nproc_per_node,
 		.nnodes = 1,
 	};
 	int r;
@@ -213,12 +208,34 @@ int ll_ctx_plan(struct ll_ctx *ctx, const struct ll_plan_cmd_options *o, char *c
 		in.nccl_conf_unreadable = conf.unreadable;
 	}
 	process_limits(&in.limits);
+	in.launcher = ll_agree_launcher(ll_env_or_process(environ_), &in.launcher_why);
 	r = ll_plan_build(&in, ret, err);
 	ll_nccl_conf_release(&conf);
 	if (r < 0)
 		return r;
 	if (ret_profiles)
 		*ret_profiles = LL_TAKE(set);
+	return 0;
+}
+
+int ll_ctx_agree(struct ll_ctx *ctx, struct ll_plan *plan, struct ll_agree_options *agree, char *const *environ_,
+		 struct ll_cluster *ret, struct ll_error *err)
+{
+	const struct ll_facts *facts;
+	int r;
+
+	r = ll_ctx_facts(ctx, &facts, err);
+	if (r < 0)
+		return r;
+	if (!agree->progress)
+		agree->progress = ll_cli_agree_progress;
+	if (!agree->environ)
+		agree->environ = environ_;
+	r = ll_agree(plan, facts, agree, ret, err);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < ret->n_notes; i++)
+		ll_warnf("%s", ret->notes[i]);
 	return 0;
 }
 
@@ -235,13 +252,7 @@ int ll_ctx_plan_agreed(struct ll_ctx *ctx, const struct ll_plan_cmd_options *o, 
 	if (r < 0)
 		return r;
 	agree->launcher_only = true;
-	agree->progress = ll_cli_agree_progress;
-	if (!agree->environ)
-		agree->environ = environ_;
-	r = ll_agree(plan, ctx->facts, agree, &cluster, err);
-	if (r >= 0)
-		for (size_t i = 0; i < cluster.n_notes; i++)
-			ll_warnf("%s", cluster.notes[i]);
+	r = ll_ctx_agree(ctx, plan, agree, environ_, &cluster, err);
 	ll_cluster_release(&cluster);
 	if (r < 0)
 		return r;
@@ -284,7 +295,7 @@ int ll_plan_cmd_parse(int argc, char **argv, struct ll_ctx *ctx, const struct ll
 				return r;
 			continue;
 		}
-		r = ll_plan_cmd_fallback(p->name, c, optarg, argv, ctx, p->plan, p->agree);
+		r = ll_plan_cmd_fallback(p->name, c, optarg, argv, ctx, p->plan, p->agree, longopts);
 		if (r < 0)
 			return r;
 	}

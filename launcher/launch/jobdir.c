@@ -34,6 +34,11 @@ char *ll_jobdir_path(const char *tmp)
 	return ll_asprintf("%s/" JOBDIR_PREFIX "%d", tmp_dir(tmp), (int)getpid());
 }
 
+char *ll_jobdir_pattern(const char *tmp)
+{
+	return ll_asprintf("%s/" JOBDIR_PREFIX "PID", tmp_dir(tmp));
+}
+
 int ll_jobdir_create(const char *tmp, struct ll_jobdir *ret, struct ll_error *err)
 {
 	_cleanup_free_ char *d = ll_jobdir_path(tmp), *lock = NULL, *lock_tmp = NULL;

@@ -1,7 +1,7 @@
 /* Live watcher of NCCL_DEBUG_FILE outputs (see include/llmlaunch/nccl-watch.h). */
 #include "llmlaunch/nccl-watch.h"
 #include "llmlaunch/clock.h"
-#include "llmlaunch/env.h"
+#include "llmlaunch/quote.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -36,7 +36,7 @@ struct printed {
 
 struct ll_ncclwatch {
 	char *dir;
-	bool all_files;
+	char *prefix;           /* NULL: every regular file */
 	enum ll_fallback_policy policy;
 	struct ll_ncclscan *scan;
 	struct watch_file *files;
@@ -52,11 +52,6 @@ struct ll_ncclwatch {
 
 static const char *const policy_names[] = { [LL_FALLBACK_WARN] = "warn", [LL_FALLBACK_STOP] = "stop" };
 
-const char *ll_fallback_policy_name(enum ll_fallback_policy p)
-{
-	return (unsigned)p < LL_ARRAY_SIZE(policy_names) ? policy_names[p] : "warn";
-}
-
 int ll_fallback_policy_parse(const char *s, enum ll_fallback_policy *ret)
 {
 	for (size_t i = 0; i < LL_ARRAY_SIZE(policy_names); i++)
@@ -67,26 +62,8 @@ int ll_fallback_policy_parse(const char *s, enum ll_fallback_policy *ret)
 	return -EINVAL;
 }
 
-static bool env_has(char *const *envp, const char *name)
+enum ll_net_expect ll_ncclwatch_expect(const char *llmlaunch_net)
 {
-	return envp && ll_env_get(envp, name);
-}
-
-bool ll_ncclwatch_env(const char *dir, char *const *envp, char *add[2])
-{
-	if (env_has(envp, "NCCL_DEBUG") || env_has(envp, "NCCL_DEBUG_FILE"))
-		return false;
-	add[0] = ll_strdup("NCCL_DEBUG=INFO");
-	/* %h and %p are expanded by NCCL: one file per process, as NCCL truncates it. */
-	add[1] = ll_asprintf("NCCL_DEBUG_FILE=%s/" LL_NCCLWATCH_FILE_PREFIX "%%h.%%p", dir);
-	return true;
-}
-
-enum ll_net_expect ll_ncclwatch_expect_from_plan(const char *llmlaunch_net, const char *nccl_net,
-						 const char *nccl_ib_disable)
-{
-	if ((nccl_net && strcasecmp(nccl_net, "Socket") == 0) || ll_streq(nccl_ib_disable, "1"))
-		return LL_NET_EXPECT_SOCKET;
 	if (ll_streq(llmlaunch_net, "ib"))
 		return LL_NET_EXPECT_IB;
 	if (ll_streq(llmlaunch_net, "roce"))
@@ -96,7 +73,7 @@ enum ll_net_expect ll_ncclwatch_expect_from_plan(const char *llmlaunch_net, cons
 	return LL_NET_EXPECT_ANY;
 }
 
-int ll_ncclwatch_new(const char *dir, enum ll_net_expect expect, enum ll_fallback_policy policy,
+int ll_ncclwatch_new(const char *dir, const char *prefix, enum ll_net_expect expect, enum ll_fallback_policy policy,
 		     struct ll_ncclwatch **ret, struct ll_error *err)
 {
 	struct ll_ncclwatch *w;
@@ -110,6 +87,7 @@ int ll_ncclwatch_new(const char *dir, enum ll_net_expect expect, enum ll_fallbac
 		return ll_error_set(err, -ENOTDIR, "cannot watch '%s': not a directory", dir);
 	w = ll_calloc(1, sizeof(*w));
 	w->dir = ll_strdup(dir);
+	w->prefix = ll_strdup(prefix);
 	w->policy = policy;
 	w->scan = ll_ncclscan_new(expect);
 	w->buf = ll_malloc(WATCH_CHUNK);
@@ -144,12 +122,8 @@ void ll_ncclwatch_free(struct ll_ncclwatch *w)
 	free(w->stop_reason);
 	free(w->buf);
 	free(w->dir);
+	free(w->prefix);
 	free(w);
-}
-
-void ll_ncclwatch_watch_all(struct ll_ncclwatch *w)
-{
-	w->all_files = true;
 }
 
 int ll_ncclwatch_fd(const struct ll_ncclwatch *w)
@@ -170,6 +144,14 @@ static void drain_inotify(struct ll_ncclwatch *w)
 		return;
 	while (read(w->inotify_fd, ev, sizeof(ev)) > 0)
 		;
+}
+
+/* A line from the logs, whose text a terminal must not act on (quote.h). */
+static void put_line(FILE *out, const char *text)
+{
+	_cleanup_free_ char *safe = ll_text_escaped(text, 0);
+
+	fprintf(out, "%s\n", safe);
 }
 
 static bool known_file(const struct ll_ncclwatch *w, const char *path)
@@ -196,7 +178,7 @@ static void discover(struct ll_ncclwatch *w)
 
 		if (de->d_name[0] == '.')
 			continue;
-		if (!w->all_files && strncmp(de->d_name, LL_NCCLWATCH_FILE_PREFIX, strlen(LL_NCCLWATCH_FILE_PREFIX)) != 0)
+		if (w->prefix && !ll_startswith(de->d_name, w->prefix))
 			continue;
 		path = ll_asprintf("%s/%s", w->dir, de->d_name);
 		if (known_file(w, path)) {
@@ -292,7 +274,7 @@ static void report(struct ll_ncclwatch *w, FILE *out, bool final)
 		ll_nccl_host_summary(h, &b);
 		p = printed_for(w, h->name);
 		if (!ll_streq(p->summary, b.s)) {
-			fprintf(out, "%s\n", b.s);
+			put_line(out, b.s);
 			free(p->summary);
 			p->summary = ll_buf_detach(&b);
 		}
@@ -300,8 +282,11 @@ static void report(struct ll_ncclwatch *w, FILE *out, bool final)
 	}
 	for (; w->warnings_printed < v->n_warnings; w->warnings_printed++) {
 		const struct ll_nccl_warning *x = &v->warnings[w->warnings_printed];
-		fprintf(out, "NCCL warning on %s (%s:%lu, %s): %s\n", x->host ? x->host : "(no host prefix)",
-			x->file, x->line, ll_nccl_warn_class_name(x->cls), x->text);
+		_cleanup_free_ char *line = ll_asprintf("NCCL warning on %s (%s:%lu, %s): %s",
+							 x->host ? x->host : "(no host prefix)", x->file, x->line,
+							 ll_nccl_warn_class_name(x->cls), x->text);
+
+		put_line(out, line);
 	}
 	if (v->warnings_total > v->n_warnings && !w->overflow_said) {
 		fprintf(out, "more than %d NCCL warnings: further ones are counted, not shown\n",
@@ -344,11 +329,6 @@ int ll_ncclwatch_poll(struct ll_ncclwatch *w, FILE *out)
 	read_new(w);
 	report(w, out, false);
 	return w->stop_reason ? 1 : 0;
-}
-
-int ll_ncclwatch_supervise(void *data)
-{
-	return ll_ncclwatch_poll(data, stderr);
 }
 
 void ll_ncclwatch_finish(struct ll_ncclwatch *w, FILE *out)

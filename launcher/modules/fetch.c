@@ -235,17 +235,13 @@ struct fetch_state {
 static int env_timeout_ms(long *ret, struct ll_error *err)
 {
 	const char *s = getenv("LLMLAUNCH_FETCH_TIMEOUT");
-	char *end;
 	double v;
 
 	*ret = 0;
 	if (!s || !*s)
 		return 0;
-	errno = 0;
-	v = strtod(s, &end);
-	if (end == s || *end || errno || !(v >= 0.001 && v <= FETCH_TIMEOUT_MAX_S))
-		return ll_error_set(err, -EINVAL, "LLMLAUNCH_FETCH_TIMEOUT='%s': expected seconds, from 0.001 to %d", s,
-				    FETCH_TIMEOUT_MAX_S);
+	if (ll_parse_seconds("LLMLAUNCH_FETCH_TIMEOUT", s, 0.001, FETCH_TIMEOUT_MAX_S, &v, err) < 0)
+		return -EINVAL;
 	*ret = (long)(v * 1000);
 	return 0;
 }

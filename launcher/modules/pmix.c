@@ -138,6 +138,7 @@ struct pmix_state {
 	struct ll_summary **cache;  /* read summaries by rank */
 	struct ll_rdzv_job job;
 	int ports[LL_RDZV_PORTS];
+	size_t n_ports;
 	struct ll_rdzv *rdzv;       /* rank 0: its listener; others: the check-in, once started */
 	char *checkin_why;          /* why this node could not check in */
 	bool checkin_off;           /* everyone arrived: no more check-ins */
@@ -257,7 +258,7 @@ static void start_checkin(struct pmix_state *st)
 
 	if (st->rdzv || st->checkin_why || st->me.rank == 0)
 		return;
-	if (ll_rdzv_checkin(&st->job, st->names[0], st->ports, LL_RDZV_PORTS, &st->rdzv, &e) < 0) {
+	if (ll_rdzv_checkin(&st->job, st->names[0], st->ports, st->n_ports, &st->rdzv, &e) < 0) {
 		st->checkin_why = ll_asprintf("cannot check in with %s (node 0): %s", st->names[0], e.message);
 		ll_error_clear(&e);
 	}
@@ -577,17 +578,32 @@ LL_MODULE_EXPORT int ll_pmix_module_run(const struct ll_agree_pmix_args *a, stru
 		.id = st.me.nspace, .nnodes = st.size, .rank = st.me.rank, .names = st.names,
 		.progress = o->progress, .progress_data = o->progress_data,
 	};
+	/* The candidates every node tries: the asked-for port alone (the summaries prove
+	 * every node asked for it), else the job's eight. */
 	ll_rdzv_ports(a->port_base, st.ports);
+	st.n_ports = LL_RDZV_PORTS;
+	if (a->port_asked > 0) {
+		st.ports[0] = a->port_asked;
+		st.n_ports = 1;
+	}
 	rec.port = 0;
 	if (st.me.rank == 0 && st.size > 1) {
 		/* The master port, held from now on: check-ins and the proof come to it. */
-		r = ll_rdzv_listen(&st.job, st.ports, LL_RDZV_PORTS, &st.rdzv, err);
+		r = ll_rdzv_listen(&st.job, st.ports, st.n_ports, &st.rdzv, err);
 		if (r < 0)
 			goto out;
 		rec.port = ll_rdzv_port(st.rdzv);
+		if (a->port_asked > 0 && rec.port != a->port_asked) {
+			r = ll_error_set(err, -EADDRINUSE, "master port %d (asked for on the command line or by a profile) "
+							   "is in use on node %s", a->port_asked, st.names[0]);
+			ll_error_hint(err, "choose another --master-port (the same on every node), or leave it out: "
+					   "node 0 then picks a free one");
+			goto out;
+		}
 	} else if (st.me.rank == 0) {
-		r = ll_free_port_any(&rec.port, err);
-		if (r < 0)
+		if (a->port_asked > 0)
+			rec.port = a->port_asked;
+		else if ((r = ll_free_port_any(&rec.port, err)) < 0)
 			goto out;
 	}
 

@@ -1,7 +1,10 @@
 /* Quoting of environment variables for each consumer. Why each rule:
  * - sh: inside single quotes nothing is special but the quote itself, which is
- *   closed, escaped and reopened ('\''). Works in every POSIX shell and zsh.
- * - fish: inside single quotes fish treats only \' and \\ as escapes.
+ *   closed, escaped and reopened ('\''). Works in every POSIX shell and zsh. A byte a
+ *   terminal acts on is never written raw: such a value is "$(printf '...')" with
+ *   the byte in octal (common/quote.c).
+ * - fish: inside single quotes fish treats only \' and \\ as escapes; such bytes
+ *   are \xHH outside them.
  * - dotenv: python-dotenv reads single-quoted values literally except \' and \\,
  *   exactly fish's rule, but it expands ${NAME} in every kind of value and cannot
  *   end a quoted value with a backslash: those two are errors. Values without
@@ -13,6 +16,7 @@
 #include <string.h>
 
 #include "llmlaunch/envfmt.h"
+#include "llmlaunch/quote.h"
 
 static const char *const format_names[] = {
 	[LL_ENV_SH] = "sh",
@@ -59,6 +63,18 @@ static void quote_backslash(const char *v, struct ll_buf *out)
 	ll_buf_addc(out, '\'');
 }
 
+/* A byte a terminal acts on (an escape sequence, a C1 control, a byte that is not
+ * UTF-8): these formats would have to write it raw. */
+static int control_error(struct ll_error *err, const char *name, enum ll_env_format fmt)
+{
+	ll_error_set(err, -EINVAL, "value of '%s' holds a control character or a byte that is not UTF-8, which the %s "
+				   "format cannot write without sending it to a terminal as it is",
+		     name, ll_env_format_name(fmt));
+	ll_error_hint(err, fmt == LL_ENV_SH ? "use --format fish or json for this value (it also ends in a newline)"
+					    : "use --format sh, fish or json for this value");
+	return -EINVAL;
+}
+
 static int dotenv_error(struct ll_error *err, const char *name, const char *what)
 {
 	ll_error_set(err, -EINVAL, "value of '%s' contains %s", name, what);
@@ -71,19 +87,15 @@ int ll_env_quote(enum ll_env_format fmt, const char *name, const char *value, st
 {
 	switch (fmt) {
 	case LL_ENV_SH:
-		ll_buf_addc(out, '\'');
-		for (const char *c = value; *c; c++) {
-			if (*c == '\'')
-				ll_buf_add(out, "'\\''");
-			else
-				ll_buf_addc(out, *c);
-		}
-		ll_buf_addc(out, '\'');
+		if (ll_sh_quote(value, false, out) < 0)
+			return control_error(err, name, fmt);
 		return 0;
 	case LL_ENV_FISH:
-		quote_backslash(value, out);
+		ll_fish_quote(value, out);
 		return 0;
 	case LL_ENV_DOTENV:
+		if (!ll_text_is_plain(value, strlen(value)) && !strchr(value, '\n'))
+			return control_error(err, name, fmt);
 		/* One variable per line keeps the file readable by line-based tools. */
 		if (strchr(value, '\n'))
 			goto newline;
@@ -98,6 +110,8 @@ int ll_env_quote(enum ll_env_format fmt, const char *name, const char *value, st
 	case LL_ENV_SLURM:
 		if (strchr(value, '\n'))
 			goto newline;
+		if (!ll_text_is_plain(value, strlen(value)))
+			return control_error(err, name, fmt);
 		ll_buf_add(out, value);
 		return 0;
 	case LL_ENV_JSON:

@@ -192,50 +192,55 @@ int plan_gpus_decide(struct plan_state *s, struct ll_error *err)
 	return 0;
 }
 
+/* torchrun.nproc_per_node: the command line's or a profile's count, else one worker per
+ * visible GPU. torchrun's own words (auto, gpu, cpu) pass on to it: it counts then, and
+ * the placement covers the plan's count. */
 static void decide_nproc(struct plan_state *s)
 {
 	enum ll_source src = LL_SOURCE_DEFAULT;
-	const char *origin = NULL, *v = NULL;
+	const char *origin = NULL, *v, *name = "torchrun.nproc_per_node";
 	char num[16];
 	int n = 0;
 
-	if (s->in->nproc_per_node <= 0)
-		v = plan_input_value(s, "nproc-per-node", &src, &origin);
-	if (v && parse_count(v, &n) < 0) {
-		plan_lint(s, LL_LINT_ERROR, "nproc-per-node", "'%s' is not a count of workers: ignored", v);
+	v = plan_input_value(s, name, &src, &origin);
+	if (v && parse_count(v, &n) < 0 && strcmp(v, "auto") != 0 && strcmp(v, "gpu") != 0 && strcmp(v, "cpu") != 0) {
+		plan_lint(s, LL_LINT_ERROR, name, "'%s' is not a count of workers: ignored", v);
 		v = NULL;
 	}
-	if (s->in->nproc_per_node > 0) {
-		n = s->in->nproc_per_node;
-		snprintf(num, sizeof(num), "%d", n);
-		plan_decide(s, "nproc-per-node", num, LL_SOURCE_CLI, false, "--nproc-per-node on the command line");
+	if (v && n > 0) {
+		plan_decide(s, name, v, src, false, src == LL_SOURCE_CLI ? "set on the command line (%s)" : "set by profile %s",
+			    origin ? origin : "?");
+		plan_origin(s, name, origin);
 	} else if (v) {
-		plan_decide(s, "nproc-per-node", v, src, false, "set by %s%s%s", ll_source_name(src),
-			    origin ? " " : "", origin ? origin : "");
-		plan_origin(s, "nproc-per-node", origin);
+		/* torchrun counts at start; the plan places as many ranks as it would itself. */
+		n = s->n_gpus > 0 ? (int)s->n_gpus : 1;
+		plan_decide(s, name, v, src, false, "%s %s: torchrun counts the workers itself; the placement covers %d",
+			    src == LL_SOURCE_CLI ? "set on the command line:" : "set by profile", origin ? origin : "?", n);
+		plan_origin(s, name, origin);
+		plan_lint(s, LL_LINT_INFO, name, "'%s' is decided by torchrun: ranks beyond the plan's %d run unbound", v, n);
 	} else if (s->n_gpus > 0) {
 		n = (int)s->n_gpus;
 		snprintf(num, sizeof(num), "%d", n);
-		plan_decide(s, "nproc-per-node", num, LL_SOURCE_PROBE, false, "one worker per visible GPU");
+		plan_decide(s, name, num, LL_SOURCE_PROBE, false, "one worker per visible GPU");
 	} else if (!s->f->gpus_known) {
 		/* torchrun needs a count; its own default is 1. Not a guess about the
 		 * node: a default, and the lint says to give the real count. */
 		n = 1;
-		plan_decide(s, "nproc-per-node", "1", LL_SOURCE_DEFAULT, false,
+		plan_decide(s, name, "1", LL_SOURCE_DEFAULT, false,
 			    "GPUs unknown: %s: torchrun's default of one worker", ll_facts_gpus_unknown_why(s->f));
-		plan_lint(s, LL_LINT_WARNING, "nproc-per-node",
+		plan_lint(s, LL_LINT_WARNING, name,
 			  "the number of GPUs is unknown, %s: one worker is started; give --nproc-per-node, "
 			  "or probe the node itself",
 			  ll_facts_gpus_unknown_why(s->f));
 	} else {
 		n = 1;
-		plan_decide(s, "nproc-per-node", "1", LL_SOURCE_DEFAULT, false,
+		plan_decide(s, name, "1", LL_SOURCE_DEFAULT, false,
 			    s->f->n_gpus > 0 ? "no GPU visible: one CPU worker" : "no GPUs: one CPU worker");
 	}
 	s->p->nproc_per_node = n;
 	if (s->n_gpus > 0 && (size_t)n > s->n_gpus)
-		plan_lint(s, LL_LINT_WARNING, "nproc-per-node",
-			  "%d workers on %zu GPUs: local ranks share GPUs round-robin", n, s->n_gpus);
+		plan_lint(s, LL_LINT_WARNING, name, "%d workers on %zu GPUs: local ranks share GPUs round-robin", n,
+			  s->n_gpus);
 }
 
 static void decide_bind(struct plan_state *s)
@@ -394,7 +399,7 @@ int plan_placement_decide(struct plan_state *s, struct ll_error *err)
 		rk->numa_node = domain[r] >= 0 ? domain[r] : numa;
 	}
 	if (oversubscribed)
-		plan_lint(s, LL_LINT_WARNING, "nproc-per-node", "more ranks than cores: ranks share cores");
+		plan_lint(s, LL_LINT_WARNING, "torchrun.nproc_per_node", "more ranks than cores: ranks share cores");
 
 	if (min_cores > 0) {
 		char num[16];

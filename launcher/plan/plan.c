@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <string.h>
+#include <strings.h>
 
 #include "plan-internal.h"
 #include "llmlaunch/env.h"
@@ -17,6 +18,7 @@ static const char *const source_names[] = {
 	[LL_SOURCE_NCCL_CONF] = "nccl-conf",
 	[LL_SOURCE_PROFILE] = "profile",
 	[LL_SOURCE_CLUSTER] = "cluster",
+	[LL_SOURCE_LAUNCH] = "launch",
 	[LL_SOURCE_ENVIRONMENT] = "environment",
 	[LL_SOURCE_CLI] = "cli",
 };
@@ -59,7 +61,7 @@ const char *ll_lint_level_name(enum ll_lint_level l)
 }
 
 /* Variables for the workers are spelled in capitals; lower-case names are settings
- * of llmlaunch or torchrun ("bind", "nproc-per-node", "torchrun.max_restarts"). */
+ * of llmlaunch or torchrun ("bind", "torchrun.max_restarts"). */
 bool plan_is_variable_name(const char *name)
 {
 	if (!name || !(isupper((unsigned char)*name) || *name == '_'))
@@ -103,7 +105,9 @@ int ll_plan_setting_check(const char *name, const char *value, char **ret_expect
 		*ret_expected = ll_strdup("numa, core or none");
 		return -EINVAL;
 	}
-	if (strcmp(name, "nproc-per-node") == 0 || strcmp(name, "cores-per-rank") == 0) {
+	if (strcmp(name, "nproc-per-node") == 0)
+		return ll_plan_setting_check("torchrun.nproc_per_node", value, ret_expected);
+	if (strcmp(name, "cores-per-rank") == 0) {
 		if (ll_parse_long(value, 1, LL_TORCHRUN_MAX_NPROC, &n) == 0)
 			return 0;
 		*ret_expected = ll_asprintf("a count from 1 to %d", LL_TORCHRUN_MAX_NPROC);
@@ -170,10 +174,44 @@ void ll_plan_set(struct ll_plan *p, const char *name, const char *value, enum ll
 		 const char *origin, const char *reason, bool exported)
 {
 	plan_put(p, name, value, source, origin, ll_strdup(reason), exported);
-	if (strcmp(name, "nproc-per-node") == 0 && value)
-		p->nproc_per_node = atoi(value);
-	else if (strcmp(name, "nnodes") == 0 && value)
+	if (strcmp(name, "torchrun.nnodes") == 0 && value)
 		p->nnodes = atoi(value);
+}
+
+struct ll_plan *ll_plan_dup(const struct ll_plan *p)
+{
+	struct ll_plan *d = ll_calloc(1, sizeof(*d));
+
+	*d = (struct ll_plan){ .bind = p->bind, .nproc_per_node = p->nproc_per_node, .nnodes = p->nnodes };
+	for (size_t i = 0; i < p->n_settings; i++) {
+		const struct ll_setting *s = &p->settings[i];
+
+		plan_put(d, s->name, s->value, s->source, s->origin, ll_strdup(s->reason), s->exported);
+	}
+	d->ranks = ll_calloc(p->n_ranks ? p->n_ranks : 1, sizeof(*d->ranks));
+	d->n_ranks = p->n_ranks;
+	for (size_t i = 0; i < p->n_ranks; i++) {
+		d->ranks[i] = p->ranks[i];
+		d->ranks[i].gpu_busid = ll_strdup(p->ranks[i].gpu_busid);
+		d->ranks[i].cpuset = ll_strdup(p->ranks[i].cpuset);
+	}
+	for (size_t i = 0; i < p->n_lints; i++) {
+		struct ll_lint *l = ll_array_push(&d->lints, &d->n_lints, sizeof(*l));
+
+		*l = p->lints[i];
+		l->variable = ll_strdup(p->lints[i].variable);
+		l->message = ll_strdup(p->lints[i].message);
+	}
+	for (size_t i = 0; i < p->n_conf; i++) {
+		struct ll_conf_line *c = ll_array_push(&d->conf, &d->n_conf, sizeof(*c));
+
+		*c = p->conf[i];
+		c->name = ll_strdup(p->conf[i].name);
+		c->value = ll_strdup(p->conf[i].value);
+		c->origin = ll_strdup(p->conf[i].origin);
+		c->note = ll_strdup(p->conf[i].note);
+	}
+	return d;
 }
 
 void plan_decide(struct plan_state *s, const char *name, const char *value, enum ll_source source,
@@ -453,19 +491,170 @@ static void plan_decide_facts(struct plan_state *s)
 	}
 }
 
-static void plan_decide_settings(struct plan_state *s)
+/* The first command-line value that says the user runs the rendezvous by hand
+ * (llmlaunch/torchrun-options.h, by_hand), NULL when none does. */
+static const struct ll_assignment *rendezvous_by_hand(const struct ll_plan_input *in)
+{
+	for (size_t i = 0; i < in->n_cli; i++) {
+		const struct ll_torchrun_option *o = ll_torchrun_setting_option(in->cli[i].name);
+
+		if (o && o->by_hand && (o->kind != LL_TORCHRUN_FLAG || ll_torchrun_flag_on(in->cli[i].value)))
+			return &in->cli[i];
+	}
+	return NULL;
+}
+
+/* "torchrun.nnodes=2 (--nnodes)", "torchrun.rdzv_endpoint=h:1 (site.yaml:4)". */
+static char *assignment_text(const struct ll_assignment *a)
+{
+	const struct ll_torchrun_option *o = ll_torchrun_setting_option(a->name);
+
+	if (o && o->kind == LL_TORCHRUN_FLAG)
+		return ll_asprintf("%s (%s)", a->name, a->origin ? a->origin : "?");
+	return ll_asprintf("%s=%s (%s)", a->name, a->value, a->origin ? a->origin : "?");
+}
+
+/* Who may set a torchrun option (docs/security.md, "torchrun options"): a fetched
+ * profile only how torchrun runs the workers; the command line and local profiles
+ * the world too, but only where no launcher's agreement decides it; and the
+ * command line alone how the script runs. -EINVAL (a usage error) naming the value,
+ * its origin and what it would replace. */
+static int check_owner(const struct plan_state *s, const struct ll_assignment *a, bool from_profile,
+		       struct ll_error *err)
+{
+	const struct ll_torchrun_option *o = ll_torchrun_setting_option(a->name);
+	_cleanup_free_ char *text = NULL;
+	_cleanup_free_ char *expected = NULL;
+	const char *agreement = ll_plan_value(s->p, "agreement");
+
+	if (!o)
+		return ll_error_set(err, -EINVAL, "'%s' (%s): torchrun has no option '--%s'", a->name,
+				    a->origin ? a->origin : "?", a->name + strlen("torchrun."));
+	text = assignment_text(a);
+	if ((expected = ll_torchrun_value_check(o, a->value)))
+		return ll_error_set(err, -EINVAL, "%s: expected %s", text, expected);
+	if (from_profile && a->remote && o->owner != LL_TORCHRUN_TUNING)
+		return ll_error_set(err, -EINVAL, "%s: a profile fetched over the network may not set %s", text, o->what);
+	if (from_profile && o->owner == LL_TORCHRUN_COMMAND)
+		return ll_error_set(err, -EINVAL, "%s: %s is the command line's alone", text, o->what);
+	if (o->owner == LL_TORCHRUN_WORLD && agreement) {
+		ll_error_set(err, -EINVAL, "%s would replace %s, which the %s agreement decides on every node", text,
+			     o->what, agreement);
+		ll_error_hint(err, "under srun or mpirun llmlaunch agrees the world itself; drop the value, or run the "
+				   "rendezvous by hand outside the launcher (--nnodes N --master-addr HOST on every node)");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int check_torchrun_owner(const struct plan_state *s, const struct ll_assignment *a, bool from_profile,
+				struct ll_error *err)
+{
+	int r = check_owner(s, a, from_profile, err);
+
+	if (r < 0 && err)
+		err->usage = true;
+	return r;
+}
+
+/* Who decides the world: the launcher's agreement (in->launcher), or nobody (one node,
+ * or the user's own rendezvous flags); then every torchrun option of the profiles and
+ * the command line against its owner. */
+static int plan_decide_world(struct plan_state *s, struct ll_error *err)
+{
+	const struct ll_plan_input *in = s->in;
+	const struct ll_assignment *hand = rendezvous_by_hand(in);
+	int r;
+
+	if (in->launcher && !hand)
+		plan_decide(s, "agreement", in->launcher, LL_SOURCE_ENVIRONMENT, false,
+			    "%s: the nodes agree their ranks, the master and their interfaces before the job starts",
+			    in->launcher_why ? in->launcher_why : "a launcher runs this node");
+	else if (hand)
+		plan_decide(s, "agreement", NULL, LL_SOURCE_CLI, false,
+			    "%s on the command line: you run the rendezvous by hand%s%s%s", hand->origin ? hand->origin : "?",
+			    in->launcher ? "; the " : "", in->launcher ? in->launcher : "",
+			    in->launcher ? " launcher's world is not used" : "");
+	else
+		plan_decide(s, "agreement", NULL, LL_SOURCE_DEFAULT, false,
+			    "no launcher (srun, mpirun) runs this node: it is the only one");
+	for (size_t i = 0; i < in->n_profile; i++)
+		if (ll_startswith(in->profile[i].name, "torchrun.") && !ll_streq(in->profile[i].value, "auto") &&
+		    (r = check_torchrun_owner(s, &in->profile[i], true, err)) < 0)
+			return r;
+	for (size_t i = 0; i < in->n_cli; i++)
+		if (ll_startswith(in->cli[i].name, "torchrun.") && (r = check_torchrun_owner(s, &in->cli[i], false, err)) < 0)
+			return r;
+	return 0;
+}
+
+/* torchrun's own defaults that llmlaunch replaces. */
+static void plan_decide_torchrun(struct plan_state *s)
 {
 	char num[32];
 
 	snprintf(num, sizeof(num), "%d", s->p->nnodes);
-	plan_decide(s, "nnodes", num, LL_SOURCE_DEFAULT, false,
+	plan_decide(s, "torchrun.nnodes", num, LL_SOURCE_DEFAULT, false,
 		    s->p->nnodes == 1 ? "this node alone" : "nodes in the job");
+	/* torch 1.13 on Python 3.11 crashes on torchrun's defaults of --redirects and --tee
+	 * (Std.from_str iterates an enum whose iteration skips 0 and 3 there:
+	 * ../shared/notes/ENVIRONMENT.md). A map whose only key is a local rank that does
+	 * not exist means "nothing" and takes the other path; Std's mapping takes one-digit
+	 * ranks only (torch/distributed/elastic/multiprocessing/api.py, _MAPPING_REGEX). */
+	for (int i = 0; i < 2; i++) {
+		const char *name = i ? "torchrun.tee" : "torchrun.redirects";
+
+		if (s->p->nproc_per_node <= 9) {
+			snprintf(num, sizeof(num), "%d:0", s->p->nproc_per_node);
+			plan_decide(s, name, num, LL_SOURCE_DEFAULT, false,
+				    "nothing %s: local rank %d does not exist (torchrun's own default crashes torch 1.13 on "
+				    "Python 3.11)",
+				    i ? "copied to files" : "redirected", s->p->nproc_per_node);
+		} else {
+			plan_decide(s, name, NULL, LL_SOURCE_DEFAULT, false,
+				    "torchrun's default: no one-digit local rank is free to name in the map that avoids "
+				    "torch 1.13's crash on Python 3.11");
+		}
+	}
+}
+
+/* The transport NCCL will use, once, after every layer: what the probe found, unless
+ * NCCL_NET or NCCL_IB_DISABLE from a profile, NCCL's files, the environment or the
+ * command line says otherwise. The agreement compares it, the log watcher expects it,
+ * the check's verdict judges by it. */
+static void plan_decide_transport(struct plan_state *s)
+{
+	struct ll_setting *net = plan_find(s->p, "LLMLAUNCH_NET");
+	const struct ll_setting *forced = plan_find(s->p, "NCCL_NET"), *off = plan_find(s->p, "NCCL_IB_DISABLE");
+	_cleanup_free_ char *probe = NULL;
+
+	if (!net)
+		return;
+	probe = ll_strdup(net->value ? net->value : "unknown");
+	if (forced && forced->value && forced->source > LL_SOURCE_PROBE) {
+		const char *v = forced->value;
+
+		if (strcasecmp(v, "Socket") == 0)
+			plan_decide(s, "LLMLAUNCH_NET", "socket", forced->source, true,
+				    "NCCL_NET=%s (%s) forces TCP sockets; the probe found %s", v, ll_source_name(forced->source),
+				    probe);
+		else if (strcasecmp(v, "IB") != 0)
+			plan_decide(s, "LLMLAUNCH_NET", strcasestr(v, "libfabric") || strcasestr(v, "ofi") ? "ofi" : "unknown",
+				    forced->source, true, "NCCL_NET=%s (%s) names a net plugin; the probe found %s", v,
+				    ll_source_name(forced->source), probe);
+		return;
+	}
+	if (off && ll_streq(off->value, "1") && off->source > LL_SOURCE_PROBE &&
+	    (ll_streq(probe, "ib") || ll_streq(probe, "roce") || ll_streq(probe, "rdma")))
+		plan_decide(s, "LLMLAUNCH_NET", "socket", off->source, true,
+			    "NCCL_IB_DISABLE=1 (%s) turns NCCL's InfiniBand and RoCE transport off: TCP sockets; the probe "
+			    "found %s",
+			    ll_source_name(off->source), probe);
 }
 
 int ll_plan_build(const struct ll_plan_input *in, struct ll_plan **ret, struct ll_error *err)
 {
 	struct plan_state s = { .in = in, .f = in->facts };
-	const struct ll_setting *np;
 	int r;
 
 	if (!in->facts)
@@ -481,13 +670,13 @@ int ll_plan_build(const struct ll_plan_input *in, struct ll_plan **ret, struct l
 	if (r < 0)
 		goto fail;
 	plan_decide_facts(&s);
-	plan_decide_settings(&s);
+	plan_decide_torchrun(&s);
+	r = plan_decide_world(&s, err);
+	if (r < 0)
+		goto fail;
 	plan_apply_layers(&s);
 	plan_conf_apply(&s);
-
-	np = plan_find(s.p, "nproc-per-node");
-	if (np && np->value)
-		s.p->nproc_per_node = atoi(np->value);
+	plan_decide_transport(&s);
 	plan_lint_all(&s);
 
 	free(s.gpus);

@@ -174,16 +174,12 @@ static char *find_by_name(struct resolver *r, const char *name)
 static void not_found_hint(struct resolver *r, const char *name, struct ll_error *err)
 {
 	char **names = NULL, **paths = NULL;
-	size_t n = 0, best = SIZE_MAX;
-	const char *pick = NULL;
+	size_t n = 0;
+	const char *pick;
 
 	ll_profile_list_installed(r->dirs, r->n_dirs, &names, &paths, &n, NULL);
-	for (size_t i = 0; i < n; i++) {
-		size_t d = ll_edit_distance(name, names[i]);
-		if (d < best)
-			best = d, pick = names[i];
-	}
-	if (pick && best <= 3)
+	pick = ll_did_you_mean(name, (const char *const *)names, n, 3);
+	if (pick)
 		ll_error_hint(err, "did you mean '%s'? ('llmlaunch profiles list' shows them all)", pick);
 	else
 		ll_error_hint(err, "'llmlaunch profiles list' shows the installed profiles");
@@ -567,6 +563,7 @@ static void finish(struct ll_profile_set *s)
 		x->name = a->value->name;
 		x->value = a->value->value;
 		x->origin = a->origin;
+		x->remote = a->profile->remote;
 	}
 }
 

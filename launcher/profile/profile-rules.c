@@ -40,41 +40,6 @@ bool ll_profile_parse_long(const char *s, long min, long max, long *ret)
 	return true;
 }
 
-size_t ll_edit_distance(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b), r;
-	size_t *d;
-
-	/* Optimal string alignment: Levenshtein plus adjacent transpositions ("bnid" is one
-	 * edit from "bind"), case-insensitive because case slips are typos too. */
-	if (la > 256 || lb > 256)
-		return SIZE_MAX;
-	d = ll_malloc((la + 1) * (lb + 1) * sizeof(*d));
-#define D(i, j) d[(i) * (lb + 1) + (j)]
-	for (size_t i = 0; i <= la; i++)
-		D(i, 0) = i;
-	for (size_t j = 0; j <= lb; j++)
-		D(0, j) = j;
-	for (size_t i = 1; i <= la; i++) {
-		for (size_t j = 1; j <= lb; j++) {
-			int ai = tolower((unsigned char)a[i - 1]), bj = tolower((unsigned char)b[j - 1]);
-			size_t best = D(i - 1, j - 1) + (ai != bj);
-			if (D(i - 1, j) + 1 < best)
-				best = D(i - 1, j) + 1;
-			if (D(i, j - 1) + 1 < best)
-				best = D(i, j - 1) + 1;
-			if (i > 1 && j > 1 && ai == tolower((unsigned char)b[j - 2]) &&
-			    tolower((unsigned char)a[i - 2]) == bj && D(i - 2, j - 2) + 1 < best)
-				best = D(i - 2, j - 2) + 1;
-			D(i, j) = best;
-		}
-	}
-	r = D(la, lb);
-#undef D
-	free(d);
-	return r;
-}
-
 bool ll_profile_var_name_valid(const char *name)
 {
 	if (!name || !(*name == '_' || (*name >= 'A' && *name <= 'Z')))

@@ -18,7 +18,7 @@
 
 #define TRUST_HINT "pass --allow-loader-vars if you trust this profile to choose code"
 #define TRUST_HINT_REMOTE                                                                  \
-	"a fetched profile may set NCCL tuning, known FI_*/UCX_* tuning and torchrun options " \
+	"a fetched profile may set NCCL tuning, known FI_*/UCX_* tuning and torchrun's tuning " \
 	"(docs/security.md); pass --allow-loader-vars if you trust it with the rest"
 
 const char *ll_profile_section_name(enum ll_profile_section s)
@@ -84,25 +84,15 @@ static void diag_add(struct loader *l, const struct ll_ynode *at, const char *pa
 /* "did you mean 'X'?" when one candidate is close enough to be a misspelling. */
 static char *suggest_within(const char *word, const char *const *cands, size_t n, size_t limit)
 {
-	size_t best = SIZE_MAX;
-	const char *pick = NULL;
+	const char *pick = ll_did_you_mean(word, cands, n, limit);
 
-	for (size_t i = 0; i < n; i++) {
-		size_t d = ll_edit_distance(word, cands[i]);
-		if (d < best) {
-			best = d;
-			pick = cands[i];
-		}
-	}
-	return pick && best <= limit ? ll_asprintf("did you mean '%s'?", pick) : NULL;
+	return pick ? ll_asprintf("did you mean '%s'?", pick) : NULL;
 }
 
 /* About one typo per four characters for keys. */
 static char *suggest(const char *word, const char *const *cands, size_t n)
 {
-	size_t limit = strlen(word) / 4;
-
-	return suggest_within(word, cands, n, limit ? limit : 1);
+	return suggest_within(word, cands, n, 0);
 }
 
 static bool in_list(const char *s, const char *const *list, size_t n)
@@ -377,9 +367,16 @@ static void on_torchrun(struct loader *l, const struct ll_ynode *k, const struct
 	size_t before = l->diags.n;
 
 	(void)data;
-	/* walk_mapping passed only the profile keys of the table. */
-	if (!opt || opt->profile == LL_TORCHRUN_NONE)
+	/* walk_mapping passed only the keys a local profile may hold. */
+	if (!opt)
 		return;
+	if (l->opts->remote && opt->owner != LL_TORCHRUN_TUNING) {
+		diag_add(l, k, path, ll_strdup("a profile from the network may tune how torchrun runs the workers, never "
+					       "who they talk to or what runs (docs/security.md)"),
+			 "a profile fetched over the network may not set '%s': it is %s", k->s,
+			 ll_torchrun_owner_text(opt->owner));
+		return;
+	}
 	/* Validation first, then add_value for the text checks and the entry itself. */
 	if (v && v->type == LL_YNODE_SCALAR && !ll_ynode_is_null(v)) {
 		_cleanup_free_ char *expected = ll_torchrun_value_check(opt, v->s);
@@ -502,7 +499,7 @@ static void on_top(struct loader *l, const struct ll_ynode *k, const struct ll_y
 		walk_mapping(l, v, path, NULL, 0, on_var, &vc);
 	} else if (strcmp(k->s, "torchrun") == 0) {
 		size_t n_keys;
-		const char *const *keys = ll_torchrun_profile_keys(&n_keys);
+		const char *const *keys = ll_torchrun_profile_keys(false, &n_keys);
 
 		walk_mapping(l, v, path, keys, n_keys, on_torchrun, NULL);
 	} else if (strcmp(k->s, "expect") == 0) {

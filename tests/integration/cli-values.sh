@@ -45,15 +45,22 @@ expect 2 "--set 'bind=numaa': expected numa, core or none" explain --topology "$
 expect 2 "--set 'torchrun.max_restart=3': torchrun has no option '--max_restart'" \
 	"${run[@]}" --set torchrun.max_restart=3 "$LL_SRCDIR/examples/train.py"
 expect 2 "hint: did you mean 'torchrun.max_restarts'?" env --topology "$topo" --set torchrun.max_restart=3
-expect 2 "--set 'nproc-per-node=0': expected a count from 1 to 4096" env --topology "$topo" --set nproc-per-node=0
+expect 2 "--set 'nproc-per-node=0': expected auto, gpu, cpu or a positive integer up to 4096" env --topology "$topo" --set nproc-per-node=0
 "$LLMLAUNCH" env --topology "$topo" --set NCCL_DEBUG=INFO --set bind=core --set torchrun.max_restarts=2 >/dev/null ||
 	{ echo "FAIL valid --set values refused"; fail=1; }
 
-# LLMLAUNCH_FETCH_TIMEOUT that is not a time: an error, not a silent 20 s.
-for v in 0 -1 abc 1e9; do
-	LLMLAUNCH_FETCH_TIMEOUT=$v expect 1 "llmlaunch: LLMLAUNCH_FETCH_TIMEOUT='$v': expected seconds, from 0.001 to 3600" \
+# LLMLAUNCH_FETCH_TIMEOUT that is not a time: an error, not a silent 20 s. Every
+# duration goes through the one parser, with the one message.
+for v in 0 -1 abc 1e9 2d; do
+	LLMLAUNCH_FETCH_TIMEOUT=$v expect 1 "llmlaunch: LLMLAUNCH_FETCH_TIMEOUT '$v': expected a duration from 0.001 to 3600 seconds (30, 30s, 5m, 1h)" \
 		profiles show "https://127.0.0.1:9/p.yaml"
 done
+expect 2 "llmlaunch: --grace 'x': expected a duration from 0.001 to 86400 seconds (30, 30s, 5m, 1h)" \
+	--grace x --dry-run "$LL_SRCDIR/examples/train.py"
+expect 2 "llmlaunch: explain: --agree-timeout '0': expected a duration from 0.001 to 86400 seconds (30, 30s, 5m, 1h)" \
+	explain --agree-timeout 0
+"$LLMLAUNCH" --dry-run --python /bin/true --grace 2m --agree-timeout 1.5h --topology "$topo" "$LL_SRCDIR/examples/train.py" \
+	>/dev/null || { echo "FAIL durations with units refused"; fail=1; }
 
 # logs --follow of a directory that does not exist: exit 0 with no output before.
 expect 2 "llmlaunch: cannot watch '$tmp/nowhere': No such file or directory" logs --follow "$tmp/nowhere" --timeout 1

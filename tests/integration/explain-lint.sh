@@ -32,8 +32,8 @@ assert "mlx5_0:1 (minority link layer Ethernet: 1 InfiniBand port chosen)" in s[
 eq("NCCL_IB_DISABLE", None, "probe")
 eq("LLMLAUNCH_NET", "ib", "probe")
 eq("LLMLAUNCH_NET_GBPS", "200", "probe")
-eq("nproc-per-node", "1", "default")
-assert s["nproc-per-node"]["exported"] is False
+eq("torchrun.nproc_per_node", "1", "default")
+assert s["torchrun.nproc_per_node"]["exported"] is False
 assert d["bind"] == "numa" and len(d["ranks"]) == 1, d["ranks"]
 assert d["ranks"][0]["cpuset"] == "0-1" and d["ranks"][0]["cores"] == 2, d["ranks"]
 assert [l for l in d["lint"] if l["variable"] != "RLIMIT_MEMLOCK"] == [], d["lint"]

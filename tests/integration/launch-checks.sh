@@ -29,8 +29,9 @@ expect 2 "llmlaunch: cannot find script 'prboe': No such file or directory" \
 expect 2 "llmlaunch: cannot run script '$LL_SRCDIR/examples': is a directory" "" -- "$LL_SRCDIR/examples"
 expect 2 "llmlaunch: no script to run" "hint: llmlaunch [OPTIONS] SCRIPT [ARGS...]; see 'llmlaunch run --help'" -- \
 	run --nproc-per-node 1
-expect 2 "llmlaunch: unknown option '--nproc-per-nod3'" "" -- --nproc-per-nod3 2 "$EXAMPLE"
-expect 2 "llmlaunch: option '--python' needs a value" "" -- --python
+expect 2 "llmlaunch: run: unknown option '--nproc-per-nod3'" "hint: did you mean '--nproc-per-node'? (llmlaunch run --help)" \
+	-- --nproc-per-nod3 2 "$EXAMPLE"
+expect 2 "llmlaunch: run: option '--python' needs a value" "" -- --python
 expect 1 "llmlaunch: cannot run interpreter '$WORK/missing/python3': No such file or directory" \
 	"hint: choose the interpreter with --python PATH or LLMLAUNCH_PYTHON" -- \
 	--python "$WORK/missing/python3" "$EXAMPLE"

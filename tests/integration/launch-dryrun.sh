@@ -9,7 +9,7 @@ SELF=$(readlink -f "$LLMLAUNCH")
 # from ours, placement == the plan's ranks.
 check_against_plan() {
 	local dry=$1 plan=$2 expected_env got_env placement name
-	expected_env=$(jq -r '.settings[] | select(.exported and .value != null) | "\(.name)=\(.value)"' "$plan" |
+	expected_env=$(jq -r '.settings[] | select(.exported and .value != null) | select(.source != "launch") | "\(.name)=\(.value)"' "$plan" |
 		while IFS= read -r kv; do
 			name=${kv%%=*}
 			[ "${!name-<unset>}" = "${kv#*=}" ] && continue
@@ -31,12 +31,15 @@ check_against_plan() {
 "$LLMLAUNCH" explain --json --nproc-per-node 2 >"$WORK/plan.json"
 logdir=$(jq -r '.argv as $a | ($a | index("--log_dir")) as $i | $a[$i + 1]' "$WORK/dry.json")
 [[ "$logdir" =~ ^"$TMPDIR"/llmlaunch-[0-9]+$ ]] || fail "log dir '$logdir' is not a per-job directory in TMPDIR"
+# Every option once, in torchrun's table order, whoever set it (the plan is the one truth).
 expected=$(jq -cn --arg self "$SELF" --arg ex "$EXAMPLE" --arg log "$logdir" '["/bin/false", "-m",
-	"torch.distributed.run", "--nnodes", "1", "--node_rank", "0", "--master_addr", "127.0.0.1",
-	"--tee", "2:0", "--log_dir", $log, "--nproc_per_node", "2", "--master_port", "1234",
-	"--max_restarts", "2", "--redirects", "1", "--no_python", $self, "__worker", "--",
+	"torch.distributed.run", "--nnodes", "1", "--nproc_per_node", "2", "--max_restarts", "2",
+	"--log_dir", $log, "--redirects", "1", "--tee", "2:0", "--node_rank", "0", "--master_addr", "127.0.0.1",
+	"--master_port", "1234", "--no_python", $self, "__worker", "--",
 	"/bin/false", "-u", $ex, "--nproc-per-node", "9", "-m", "x"]')
 assert_eq "argv" "$expected" "$(jq -c .argv "$WORK/dry.json")"
+assert_eq "sources" '["cluster","cli --nproc-per-node","cli --max-restarts","launch","cli -r","default","cluster","cluster","cli --master-port"]' \
+	"$(jq -c '[.torchrun[] | .source + (if .origin then " " + .origin else "" end)]' "$WORK/dry.json")"
 assert_eq "nproc_per_node" 2 "$(jq -r .nproc_per_node "$WORK/dry.json")"
 assert_eq "status dir" "$logdir/status" "$(jq -r .env.LLMLAUNCH_STATUS_DIR "$WORK/dry.json")"
 # Supervised launches have NCCL log at INFO into the job directory, for the watcher.
@@ -62,9 +65,35 @@ assert_eq "unbound worker entry" true "$(jq '.argv | index("__worker") != null' 
 # --- the user's own NCCL logging stands; --exec has no watcher and no exit records ---
 NCCL_DEBUG=WARN "$LLMLAUNCH" --dry-run --json --python /bin/false "$EXAMPLE" >"$WORK/dbg.json"
 assert_eq "user's NCCL_DEBUG" null "$(jq -c '.env.NCCL_DEBUG_FILE' "$WORK/dbg.json")"
+# The user's own file is theirs, and read there; without a level NCCL would write
+# nothing to it, so INFO.
 "$LLMLAUNCH" --dry-run --json --python /bin/false --set NCCL_DEBUG_FILE=/var/tmp/n.%h "$EXAMPLE" >"$WORK/dbg.json"
 assert_eq "--set NCCL_DEBUG_FILE" /var/tmp/n.%h "$(jq -r '.env.NCCL_DEBUG_FILE' "$WORK/dbg.json")"
-assert_eq "--set NCCL_DEBUG_FILE: no NCCL_DEBUG added" null "$(jq -c '.env.NCCL_DEBUG' "$WORK/dbg.json")"
+assert_eq "--set NCCL_DEBUG_FILE: its level" INFO "$(jq -r '.env.NCCL_DEBUG' "$WORK/dbg.json")"
+
+# --- torchrun's options: once each, the agreement's world the agreement's ------------
+"$LLMLAUNCH" --dry-run --json --python /bin/false --set torchrun.master_port=29555 "$EXAMPLE" >"$WORK/port.json"
+assert_eq "--set torchrun.master_port once" 1 "$(jq '[.argv[] | select(. == "--master_port")] | length' "$WORK/port.json")"
+assert_eq "--set torchrun.master_port value" 29555 "$(jq -r '.argv as $a | $a[($a | index("--master_port")) + 1]' "$WORK/port.json")"
+set +e
+SLURM_JOB_ID=7 SLURM_JOB_NODELIST=localhost SLURM_NNODES=1 SLURM_NODEID=0 \
+	"$LLMLAUNCH" --dry-run --python /bin/false --node-rank 1 "$EXAMPLE" >"$WORK/out" 2>"$WORK/err"
+rc=$?
+set -e
+assert_eq "--node-rank under Slurm: usage error" 2 "$rc"
+grep -q "torchrun.node_rank=1 (--node-rank) would replace this node's rank, which the slurm agreement decides" \
+	"$WORK/err" || fail "--node-rank under Slurm: $(cat "$WORK/err")"
+set +e
+"$LLMLAUNCH" --dry-run --python /bin/false --set torchrun.redirects=foo "$EXAMPLE" >"$WORK/out" 2>"$WORK/err"
+rc=$?
+set -e
+assert_eq "a value torchrun would crash on" 2 "$rc"
+# A local profile's NCCL_DEBUG=WARN does not blind the watcher.
+printf 'env:\n  NCCL_DEBUG: WARN\n' >"$WORK/quiet.yaml"
+"$LLMLAUNCH" --dry-run --json --python /bin/false --profile "$WORK/quiet.yaml" "$EXAMPLE" >"$WORK/quiet.json"
+assert_eq "profile NCCL_DEBUG=WARN: watched" INFO "$(jq -r '.env.NCCL_DEBUG' "$WORK/quiet.json")"
+assert_eq "profile NCCL_DEBUG=WARN: our file" "$(jq -r '.argv as $a | $a[($a | index("--log_dir")) + 1]' "$WORK/quiet.json")/nccl/nccl.%h.%p" \
+	"$(jq -r '.env.NCCL_DEBUG_FILE' "$WORK/quiet.json")"
 
 # --- a variable already in the environment is not "added" -------------------------
 OMP_NUM_THREADS=$(jq -r '.settings[] | select(.name == "OMP_NUM_THREADS") | .value' "$WORK/plan.json") \

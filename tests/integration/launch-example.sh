@@ -30,13 +30,14 @@ for rank in 0 1; do
 		assert_eq "rank $rank memory policy" "bind:$numa" "$(field "$WORK/out" $rank mempolicy)"
 	fi
 
-	# Every variable the plan exports reaches the worker with the planned value.
+	# Every variable the plan exports reaches the worker with the planned value; the
+	# job directory is named by the launching process ("llmlaunch-PID" in explain).
 	dump="$WORK/dump/rank-$rank.json"
 	[ -s "$dump" ] || fail "rank $rank wrote no environment dump"
 	jq -r '.settings[] | select(.exported and .value != null) | "\(.name)=\(.value)"' "$WORK/plan.json" |
 		while IFS= read -r kv; do
 			name=${kv%%=*}
-			got=$(jq -r --arg n "$name" '.env[$n] // "<unset>"' "$dump")
+			got=$(jq -r --arg n "$name" '.env[$n] // "<unset>"' "$dump" | sed -E 's|/llmlaunch-[0-9]+|/llmlaunch-PID|')
 			assert_eq "rank $rank $name" "${kv#*=}" "$got"
 		done
 	assert_eq "rank $rank OMP_NUM_THREADS" \

@@ -82,7 +82,7 @@ probe cpxrsmi LLMLAUNCH_ROCM_SMI_LIBRARY="$LL_FAKE_RSMI" FAKE_RSMI_SCENARIO=cpx
 is "$tmp/cpxrsmi.json" '[.gpus[] | [.busid, .partition, .model, .uuid]]' \
 	'[["0000:83:00.0",1,"AMD Instinct MI300X",null],["0000:83:00.0",2,"AMD Instinct MI300X",null],["0000:c3:00.0",1,"AMD Instinct MI300X",null],["0000:c3:00.0",2,"AMD Instinct MI300X",null]]'
 "$LLMLAUNCH" explain --fsroot "$tmp/cpx" --json >"$tmp/cpx-plan.json"
-[ "$(setting "$tmp/cpx-plan.json" LLMLAUNCH_GPU_DOMAIN)$(setting "$tmp/cpx-plan.json" nproc-per-node)" = '"4""4"' ] ||
+[ "$(setting "$tmp/cpx-plan.json" LLMLAUNCH_GPU_DOMAIN)$(setting "$tmp/cpx-plan.json" torchrun.nproc_per_node)" = '"4""4"' ] ||
 	fail "cpx plan: $(jq -c .settings "$tmp/cpx-plan.json")"
 
 # --- ROCm SMI present but failing: one warning, exit 0, nothing of it recorded.

@@ -26,8 +26,9 @@ int main(int argc, char **argv)
 		{ 0 },
 	};
 	struct ll_probe_options popts = { .skip_nvml = true };
-	struct ll_agree_options aopts = { .node_rank = -1 };
+	struct ll_agree_options aopts = { 0 };
 	struct ll_plan_input in = { .environ = environ, .nnodes = 1 };
+	struct ll_assignment nproc = { "torchrun.nproc_per_node", NULL, "--nproc-per-node" };
 	struct ll_facts *facts = NULL;
 	struct ll_plan *plan = NULL;
 	struct ll_cluster c = { 0 };
@@ -44,7 +45,9 @@ int main(int argc, char **argv)
 			popts.fsroot = optarg;
 			break;
 		case 'n':
-			in.nproc_per_node = atoi(optarg);
+			nproc.value = optarg;
+			in.cli = &nproc;
+			in.n_cli = 1;
 			break;
 		case 'p':
 			aopts.prove = true;
@@ -60,6 +63,7 @@ int main(int argc, char **argv)
 	r = ll_probe(&popts, NULL, &facts, &err);
 	if (r >= 0) {
 		in.facts = facts;
+		in.launcher = ll_agree_launcher(environ, &in.launcher_why);
 		r = ll_plan_build(&in, &plan, &err);
 	}
 	if (r >= 0)

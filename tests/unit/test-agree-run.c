@@ -43,12 +43,25 @@ static hwloc_topology_t load_fixture(void)
 	return topo;
 }
 
+/* The plan with these command-line values (torchrun's flags as run passes them),
+ * under `launcher` (NULL: none). */
+static int node_plan_with(struct node *n, const struct ll_assignment *cli, size_t n_cli, const char *launcher,
+			  struct ll_error *err)
+{
+	struct ll_plan_input in = {
+		.facts = n->facts, .environ = no_environ, .nnodes = 1, .cli = cli, .n_cli = n_cli, .launcher = launcher,
+	};
+
+	ll_plan_free(n->plan);
+	n->plan = NULL;
+	return ll_plan_build(&in, &n->plan, err);
+}
+
 static void node_plan(struct node *n)
 {
-	struct ll_plan_input in = { .facts = n->facts, .environ = no_environ, .nnodes = 1 };
 	struct ll_error err = { 0 };
 
-	if (ll_plan_build(&in, &n->plan, &err) < 0)
+	if (node_plan_with(n, NULL, 0, NULL, &err) < 0)
 		fail_msg("ll_plan_build: %s", err.message);
 }
 
@@ -122,9 +135,10 @@ static void test_single_node_defaults(void **state)
 	assert_true(c.master_port > 0 && c.master_port < 65536);
 	assert_true(free_on_wildcard(c.master_port));
 	assert_int_equal(c.n_notes, 0);
-	assert_setting(n.plan, "nnodes", "1", LL_SOURCE_CLUSTER, "one node");
-	assert_setting(n.plan, "master_addr", "127.0.0.1", LL_SOURCE_CLUSTER, "this node");
-	assert_setting(n.plan, "master_port", NULL, LL_SOURCE_CLUSTER, "free on every address of this node");
+	assert_setting(n.plan, "torchrun.nnodes", "1", LL_SOURCE_CLUSTER, "one node");
+	assert_setting(n.plan, "torchrun.master_addr", "127.0.0.1", LL_SOURCE_CLUSTER, "this node");
+	assert_setting(n.plan, "torchrun.master_port", NULL, LL_SOURCE_CLUSTER, "free on every address of this node");
+	assert_setting(n.plan, "agreement", NULL, LL_SOURCE_DEFAULT, "no launcher");
 	/* Nothing for hand-written multi-node launches: there are no other nodes. */
 	assert_null(ll_plan_get(n.plan, "MASTER_ADDR"));
 	ll_cluster_release(&c);
@@ -135,48 +149,45 @@ static void test_single_node_defaults(void **state)
  * line, and no port of ours chosen for a rendezvous that spans nodes. */
 static void test_single_node_user_flags(void **state)
 {
-	struct ll_agree_options o = {
-		.environ = no_environ,
-		.rendezvous_by_hand = true,
-		.nnodes = 2,
-		.nnodes_text = "2",
-		.node_rank = 1,
-		.master_addr = "203.0.113.7",
-		.master_port = 29511,
+	const struct ll_assignment flags[] = {
+		{ "torchrun.nnodes", "2", "--nnodes" },
+		{ "torchrun.node_rank", "1", "--node-rank" },
+		{ "torchrun.master_addr", "203.0.113.7", "--master-addr" },
+		{ "torchrun.master_port", "29511", "--master-port" },
 	};
+	const struct ll_assignment standalone[] = { { "torchrun.standalone", "1", "--standalone" } };
+	struct ll_agree_options o = { .environ = no_environ };
 	struct ll_cluster c = { 0 };
 	struct ll_error err = { 0 };
 	struct node n = { 0 };
 
 	(void)state;
 	node_load(&n);
+	assert_int_equal(node_plan_with(&n, flags, 4, NULL, &err), 0);
 	assert_int_equal(ll_agree(n.plan, n.facts, &o, &c, &err), 0);
 	assert_int_equal(c.nnodes, 2);
 	assert_int_equal(c.node_rank, 1);
 	assert_string_equal(c.master_addr, "203.0.113.7");
 	assert_int_equal(c.master_port, 29511);
-	assert_setting(n.plan, "nnodes", "2", LL_SOURCE_CLI, "--nnodes");
-	assert_setting(n.plan, "node_rank", "1", LL_SOURCE_CLI, "--node_rank");
-	assert_setting(n.plan, "master_addr", "203.0.113.7", LL_SOURCE_CLI, "--master_addr");
-	assert_setting(n.plan, "master_port", "29511", LL_SOURCE_CLI, "--master_port");
+	assert_setting(n.plan, "torchrun.nnodes", "2", LL_SOURCE_CLI, "--nnodes");
+	assert_setting(n.plan, "torchrun.node_rank", "1", LL_SOURCE_CLI, "--node-rank");
+	assert_setting(n.plan, "torchrun.master_addr", "203.0.113.7", LL_SOURCE_CLI, "--master-addr");
+	assert_setting(n.plan, "torchrun.master_port", "29511", LL_SOURCE_CLI, "--master-port");
+	assert_setting(n.plan, "agreement", NULL, LL_SOURCE_CLI, "--nnodes on the command line: you run the rendezvous");
 	ll_cluster_release(&c);
 
 	/* Several nodes without a master address: torchrun's default, said plainly. */
-	o.master_addr = NULL;
-	o.master_port = 0;
-	ll_plan_free(n.plan);
-	node_plan(&n);
+	assert_int_equal(node_plan_with(&n, flags, 2, NULL, &err), 0);
 	assert_int_equal(ll_agree(n.plan, n.facts, &o, &c, &err), 0);
 	assert_null(c.master_addr);
 	assert_int_equal(c.master_port, 0);
 	assert_int_equal(c.n_notes, 1);
 	assert_non_null(strstr(c.notes[0], "--nnodes 2 without --master-addr"));
+	assert_null(ll_plan_value(n.plan, "torchrun.master_port"));
 	ll_cluster_release(&c);
 
 	/* One node with --standalone: torchrun finds its own port. */
-	o = (struct ll_agree_options){ .environ = no_environ, .rendezvous_by_hand = true, .own_endpoint = true };
-	ll_plan_free(n.plan);
-	node_plan(&n);
+	assert_int_equal(node_plan_with(&n, standalone, 1, NULL, &err), 0);
 	assert_int_equal(ll_agree(n.plan, n.facts, &o, &c, &err), 0);
 	assert_int_equal(c.nnodes, 1);
 	assert_int_equal(c.master_port, 0);
@@ -184,10 +195,13 @@ static void test_single_node_user_flags(void **state)
 	node_release(&n);
 }
 
-/* Under a launcher's environment the user's flags still mean "by hand". */
+/* Under a launcher's environment the user's rendezvous flags still mean "by hand",
+ * and the plan says the launcher's world is not used. */
 static void test_flags_beat_launcher(void **state)
 {
 	char *const slurm[] = { "SLURM_JOB_ID=7", "SLURM_JOB_NODELIST=localhost", "SLURM_NNODES=1", NULL };
+	const struct ll_assignment flags[] = { { "torchrun.nnodes", "1", "--nnodes" } };
+	const char *why = NULL;
 	struct ll_agree_options o = { .environ = slurm };
 	struct ll_cluster c = { 0 };
 	struct ll_error err = { 0 };
@@ -196,11 +210,70 @@ static void test_flags_beat_launcher(void **state)
 	(void)state;
 	node_load(&n);
 	assert_int_equal(ll_agree_detect(slurm), LL_AGREE_SLURM);
-	o.rendezvous_by_hand = true;
-	o.nnodes = 1;
+	assert_string_equal(ll_agree_launcher(slurm, &why), "slurm");
+	assert_non_null(strstr(why, "SLURM_JOB_ID"));
+	assert_int_equal(node_plan_with(&n, flags, 1, "slurm", &err), 0);
+	assert_setting(n.plan, "agreement", NULL, LL_SOURCE_CLI, "the slurm launcher's world is not used");
 	assert_int_equal(ll_agree(n.plan, n.facts, &o, &c, &err), 0);
 	assert_int_equal(c.backend, LL_AGREE_SINGLE);
 	ll_cluster_release(&c);
+	node_release(&n);
+}
+
+/* Under a launcher the world is the agreement's: a value from the command line or a
+ * local profile that would replace it is a usage error naming it, its origin and what
+ * it would replace; a fetched profile sets none of it, launcher or not; the master
+ * port and the workers per node are inputs the agreement proves. */
+static void test_world_owned_by_agreement(void **state)
+{
+	const struct ll_assignment rank[] = { { "torchrun.node_rank", "3", "--node-rank" } };
+	const struct ll_assignment port[] = { { "torchrun.master_port", "29555", "--set" } };
+	const struct ll_assignment local[] = { { "torchrun.rdzv_endpoint", "203.0.113.66:29400", "site.yaml:4" } };
+	const struct ll_assignment fetched[] = {
+		{ "torchrun.rdzv_endpoint", "203.0.113.66:29400", "https://example.test/p.yaml:3", true },
+	};
+	const struct ll_assignment bad[] = { { "torchrun.redirects", "foo", "--set" } };
+	struct ll_plan_input in = { .environ = no_environ, .nnodes = 1 };
+	struct ll_error err = { 0 };
+	struct node n = { 0 };
+
+	(void)state;
+	node_load(&n);
+	assert_int_equal(node_plan_with(&n, rank, 1, "pmix", &err), -EINVAL);
+	assert_non_null(strstr(err.message, "torchrun.node_rank=3 (--node-rank) would replace this node's rank, which the "
+					    "pmix agreement decides"));
+	ll_error_clear(&err);
+	/* The port: an input, kept with its source, proved by the agreement. */
+	assert_int_equal(node_plan_with(&n, port, 1, "pmix", &err), 0);
+	assert_setting(n.plan, "torchrun.master_port", "29555", LL_SOURCE_CLI, "--set");
+	assert_setting(n.plan, "agreement", "pmix", LL_SOURCE_ENVIRONMENT, "the nodes agree");
+
+	/* A local profile's rendezvous: under a launcher, refused; alone, used. */
+	in.facts = n.facts;
+	in.profile = local;
+	in.n_profile = 1;
+	in.launcher = "slurm";
+	ll_plan_free(n.plan);
+	n.plan = NULL;
+	assert_int_equal(ll_plan_build(&in, &n.plan, &err), -EINVAL);
+	assert_non_null(strstr(err.message, "(site.yaml:4) would replace the rendezvous endpoint"));
+	ll_error_clear(&err);
+	in.launcher = NULL;
+	assert_int_equal(ll_plan_build(&in, &n.plan, &err), 0);
+	assert_setting(n.plan, "torchrun.rdzv_endpoint", "203.0.113.66:29400", LL_SOURCE_PROFILE, "site.yaml:4");
+	ll_plan_free(n.plan);
+	n.plan = NULL;
+
+	/* A fetched one: never, even alone. */
+	in.profile = fetched;
+	assert_int_equal(ll_plan_build(&in, &n.plan, &err), -EINVAL);
+	assert_non_null(strstr(err.message, "a profile fetched over the network may not set the rendezvous endpoint"));
+	ll_error_clear(&err);
+
+	/* A value torchrun would crash on is our usage error. */
+	assert_int_equal(node_plan_with(&n, bad, 1, NULL, &err), -EINVAL);
+	assert_non_null(strstr(err.message, "torchrun.redirects=foo (--set): expected 0-3"));
+	ll_error_clear(&err);
 	node_release(&n);
 }
 
@@ -295,6 +368,7 @@ int main(void)
 		cmocka_unit_test(test_single_node_defaults),
 		cmocka_unit_test(test_single_node_user_flags),
 		cmocka_unit_test(test_flags_beat_launcher),
+		cmocka_unit_test(test_world_owned_by_agreement),
 		cmocka_unit_test(test_one_interface_view),
 		cmocka_unit_test(test_kind_infer),
 	};

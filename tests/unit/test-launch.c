@@ -21,32 +21,41 @@
 #include "llmlaunch/launch.h"
 #include "llmlaunch/port.h"
 
-static struct ll_setting settings[] = {
-	{ .name = (char *)"CUDA_DEVICE_ORDER", .value = (char *)"PCI_BUS_ID", .exported = true },
-	{ .name = (char *)"NCCL_SOCKET_IFNAME", .value = (char *)"=eth0", .exported = true },
-	{ .name = (char *)"NCCL_IB_HCA", .value = NULL, .exported = true },       /* deliberately unset */
-	{ .name = (char *)"OMP_NUM_THREADS", .value = (char *)"4", .exported = true },
-	{ .name = (char *)"nproc-per-node", .value = (char *)"2", .exported = false },
-	{ .name = (char *)"torchrun.max_restarts", .value = (char *)"3", .exported = false },
-};
-
 static struct ll_rank_placement ranks[] = {
 	{ .local_rank = 0, .gpu = 0, .numa_node = 0, .cpuset = (char *)"0-3", .n_cores = 4 },
 	{ .local_rank = 1, .gpu = 1, .numa_node = 1, .cpuset = (char *)"4-7", .n_cores = 4 },
 };
 
-static struct ll_plan plan = {
-	.settings = settings,
-	.n_settings = LL_ARRAY_SIZE(settings),
-	.ranks = ranks,
-	.n_ranks = 2,
-	.nproc_per_node = 2,
-	.nnodes = 1,
-};
+/* A plan as the planner and a single-node agreement leave it: the workers'
+ * variables, torchrun's options with their sources, two bound ranks. */
+static struct ll_plan *test_plan(void)
+{
+	struct ll_plan *p = ll_calloc(1, sizeof(*p));
 
-static struct ll_cluster cluster = {
-	.backend = LL_AGREE_SINGLE, .nnodes = 1, .node_rank = 0, .master_addr = (char *)"127.0.0.1", .master_port = 41234,
-};
+	p->ranks = ll_calloc(2, sizeof(*p->ranks));
+	for (size_t i = 0; i < 2; i++) {
+		p->ranks[i] = ranks[i];
+		p->ranks[i].cpuset = ll_strdup(ranks[i].cpuset);
+	}
+	p->n_ranks = 2;
+	p->nproc_per_node = 2;
+	p->nnodes = 1;
+	ll_plan_set(p, "CUDA_DEVICE_ORDER", "PCI_BUS_ID", LL_SOURCE_PROBE, NULL, "r", true);
+	ll_plan_set(p, "NCCL_SOCKET_IFNAME", "=eth0", LL_SOURCE_PROBE, NULL, "r", true);
+	ll_plan_set(p, "NCCL_IB_HCA", NULL, LL_SOURCE_PROBE, NULL, "deliberately unset", true);
+	ll_plan_set(p, "OMP_NUM_THREADS", "4", LL_SOURCE_PROBE, NULL, "r", true);
+	ll_plan_set(p, "torchrun.nproc_per_node", "2", LL_SOURCE_PROBE, NULL, "r", false);
+	ll_plan_set(p, "torchrun.redirects", "2:0", LL_SOURCE_DEFAULT, NULL, "r", false);
+	ll_plan_set(p, "torchrun.tee", "2:0", LL_SOURCE_DEFAULT, NULL, "r", false);
+	ll_plan_set(p, "torchrun.max_restarts", "3", LL_SOURCE_PROFILE, "site.yaml:3", "r", false);
+	ll_plan_set(p, "torchrun.nnodes", "1", LL_SOURCE_CLUSTER, NULL, "r", false);
+	ll_plan_set(p, "torchrun.node_rank", "0", LL_SOURCE_CLUSTER, NULL, "r", false);
+	ll_plan_set(p, "torchrun.master_addr", "127.0.0.1", LL_SOURCE_CLUSTER, NULL, "r", false);
+	ll_plan_set(p, "torchrun.master_port", "41234", LL_SOURCE_CLUSTER, NULL, "r", false);
+	return p;
+}
+
+static const struct ll_launch_job job = { .dir = "/tmp/llmlaunch-1", .records = true };
 
 static char *inherited[] = { (char *)"PATH=/usr/bin:/bin", (char *)"OMP_NUM_THREADS=4",
 			     (char *)"NCCL_SOCKET_IFNAME=eth9", (char *)"LLMLAUNCH_PLACEMENT=0:cpus=9", NULL };
@@ -61,8 +70,6 @@ static struct ll_launch_request base_request(void)
 		.script = "train.py",
 		.script_args = script_args,
 		.n_script_args = 2,
-		.log_dir = "/tmp/llmlaunch-1",
-		.status_dir = "/tmp/llmlaunch-1/status",
 		.environ = inherited,
 	};
 }
@@ -96,31 +103,35 @@ static void test_option_names(void **state)
 	assert_string_equal(ll_torchrun_option_find("nproc-per-node")->name, "nproc_per_node");
 	assert_string_equal(ll_torchrun_option_find("nproc_per_node")->name, "nproc_per_node");
 	assert_string_equal(ll_torchrun_option_find("master-port")->name, "master_port");
-	assert_false(ll_torchrun_option_find("no-python")->has_arg);
+	assert_false(ll_torchrun_has_arg(ll_torchrun_option_find("no-python")));
 	assert_int_equal(ll_torchrun_option_find("redirects")->short_name, 'r');
 	assert_null(ll_torchrun_option_find("nproc"));
 	assert_null(ll_torchrun_option_find("nproc_per_node_"));
 	assert_null(ll_torchrun_option_find(""));
 }
 
+/* Every torchrun option once, in the table's order, from the plan alone; the
+ * environment the inherited one with the plan's values, the launch's last. */
 static void test_bound_launch(void **state)
 {
+	_cleanup_(ll_plan_freep) struct ll_plan *plan = test_plan();
 	struct ll_launch_request req = base_request();
 	struct ll_launch *l = NULL;
 	struct ll_error err = { 0 };
 	char *s;
 
 	(void)state;
-	assert_int_equal(ll_launch_build(&plan, &cluster, &req, &l, &err), 0);
+	ll_launch_plan_job(plan, &job);
+	assert_int_equal(ll_launch_build(plan, &req, &l, &err), 0);
 	s = join(l->argv);
-	assert_string_equal(s, "/usr/bin/python3 -m torch.distributed.run --nnodes 1 --node_rank 0 "
-			       "--nproc_per_node 2 --master_addr 127.0.0.1 --master_port 41234 "
-			       "--redirects 2:0 --tee 2:0 --log_dir /tmp/llmlaunch-1 --max_restarts 3 "
+	assert_string_equal(s, "/usr/bin/python3 -m torch.distributed.run --nnodes 1 --nproc_per_node 2 "
+			       "--max_restarts 3 --log_dir /tmp/llmlaunch-1 --redirects 2:0 --tee 2:0 --node_rank 0 "
+			       "--master_addr 127.0.0.1 --master_port 41234 "
 			       "--no_python /opt/bin/llmlaunch __worker -- /usr/bin/python3 -u train.py --steps 3");
 	free(s);
 	assert_int_equal(l->argc, 30);
 	assert_null(l->argv[l->argc]);
-	/* Added: what differs from the inherited environment, placement last. */
+	/* Added: what differs from the inherited environment, in plan order. */
 	s = join(l->env_added);
 	assert_string_equal(s, "CUDA_DEVICE_ORDER=PCI_BUS_ID NCCL_SOCKET_IFNAME==eth0 "
 			       "LLMLAUNCH_PLACEMENT=0:cpus=0-3:mem=0;1:cpus=4-7:mem=1 "
@@ -128,70 +139,77 @@ static void test_bound_launch(void **state)
 	free(s);
 	assert_int_equal(l->n_env_added, 4);
 	assert_true(l->worker);
+	assert_string_equal(l->status_dir, "/tmp/llmlaunch-1/status");
 	assert_string_equal(env_get(l->envp, "PATH"), "/usr/bin:/bin");
 	assert_string_equal(env_get(l->envp, "NCCL_SOCKET_IFNAME"), "=eth0");
 	assert_string_equal(env_get(l->envp, "OMP_NUM_THREADS"), "4");
 	assert_null(env_get(l->envp, "NCCL_IB_HCA"));
-	assert_string_equal(l->placement, "0:cpus=0-3:mem=0;1:cpus=4-7:mem=1");
-	assert_int_equal(l->nproc_per_node, 2);
-	assert_int_equal(l->n_notes, 0);
+	assert_string_equal(ll_plan_get(plan, "torchrun.log_dir")->reason,
+			    "the job directory: torchrun's logs stay with the job, and no /tmp/torchelastic_* is left "
+			    "behind");
+	assert_int_equal(ll_plan_get(plan, LL_PLACEMENT_ENV)->source, LL_SOURCE_LAUNCH);
 	ll_launch_free(l);
 }
 
-static void test_user_wins(void **state)
+/* A value set again (the command line over the agreement, a profile's log directory
+ * over the job's) replaces it: torchrun gets it once, never twice. */
+static void test_each_option_once(void **state)
 {
-	const struct ll_torchrun_arg user[] = {
-		{ "nproc_per_node", "1" }, { "master_port", "29999" }, { "redirects", "1" },
-		{ "max_restarts", "0" }, { "log_dir", "/var/log/job" }, { "no_python", NULL },
-	};
+	_cleanup_(ll_plan_freep) struct ll_plan *plan = test_plan();
 	struct ll_launch_request req = base_request();
+	const struct ll_setting *opts[32];
 	struct ll_launch *l = NULL;
 	struct ll_error err = { 0 };
 	char *s;
 
 	(void)state;
-	req.user = user;
-	req.n_user = LL_ARRAY_SIZE(user);
+	ll_plan_set(plan, "torchrun.master_port", "29999", LL_SOURCE_CLI, "--master-port", "r", false);
+	ll_plan_set(plan, "torchrun.log_dir", "/var/log/job", LL_SOURCE_PROFILE, "site.yaml:9", "r", false);
+	ll_plan_set(plan, "torchrun.no_python", "1", LL_SOURCE_CLI, "--no-python", "r", false);
+	ll_plan_set(plan, "torchrun.standalone", "0", LL_SOURCE_CLI, "--set", "r", false);
+	ll_launch_plan_job(plan, &job);
 	req.script = "./train.sh";
-	assert_int_equal(ll_launch_build(&plan, &cluster, &req, &l, &err), 0);
+	assert_int_equal(ll_launch_build(plan, &req, &l, &err), 0);
 	s = join(l->argv);
-	/* --no_python from the user is given once; the worker runs the program itself. */
-	assert_string_equal(s, "/usr/bin/python3 -m torch.distributed.run --nnodes 1 --node_rank 0 "
-			       "--master_addr 127.0.0.1 --tee 1:0 --nproc_per_node 1 --master_port 29999 "
-			       "--redirects 1 --max_restarts 0 --log_dir /var/log/job "
+	/* --no_python shapes the entry point: the worker runs the program itself. A
+	 * flag set off is not passed. */
+	assert_string_equal(s, "/usr/bin/python3 -m torch.distributed.run --nnodes 1 --nproc_per_node 2 "
+			       "--max_restarts 3 --log_dir /var/log/job --redirects 2:0 --tee 2:0 --node_rank 0 "
+			       "--master_addr 127.0.0.1 --master_port 29999 "
 			       "--no_python /opt/bin/llmlaunch __worker -- ./train.sh --steps 3");
 	free(s);
-	assert_int_equal(l->nproc_per_node, 1);
+	assert_int_equal(ll_launch_options(plan, opts, LL_ARRAY_SIZE(opts)), 9);
+	assert_string_equal(opts[8]->origin, "--master-port");
+	assert_int_equal(opts[3]->source, LL_SOURCE_PROFILE);
 	ll_launch_free(l);
 }
 
 static void test_unbound_and_module(void **state)
 {
-	struct ll_rank_placement free_ranks[] = {
-		{ .local_rank = 0, .gpu = -1, .numa_node = -1, .cpuset = NULL },
-	};
-	struct ll_plan p = plan;
+	_cleanup_(ll_plan_freep) struct ll_plan *plan = test_plan();
 	struct ll_launch_request req = base_request();
 	struct ll_launch *l = NULL;
 	struct ll_error err = { 0 };
 	char *s;
 
 	(void)state;
-	p.ranks = free_ranks;
-	p.n_ranks = 1;
-	p.nproc_per_node = 1;
+	for (size_t i = 0; i < plan->n_ranks; i++) {
+		free(LL_TAKE(plan->ranks[i].cpuset));
+		plan->ranks[i].numa_node = -1;
+	}
 	req.script = NULL;
 	req.module = "pkg.train";
-	assert_int_equal(ll_launch_build(&p, &cluster, &req, &l, &err), 0);
+	ll_launch_plan_job(plan, &job);
+	assert_int_equal(ll_launch_build(plan, &req, &l, &err), 0);
 	s = join(l->argv);
-	assert_string_equal(s, "/usr/bin/python3 -m torch.distributed.run --nnodes 1 --node_rank 0 "
-			       "--nproc_per_node 1 --master_addr 127.0.0.1 --master_port 41234 "
-			       "--redirects 1:0 --tee 1:0 --log_dir /tmp/llmlaunch-1 --max_restarts 3 "
+	assert_string_equal(s, "/usr/bin/python3 -m torch.distributed.run --nnodes 1 --nproc_per_node 2 "
+			       "--max_restarts 3 --log_dir /tmp/llmlaunch-1 --redirects 2:0 --tee 2:0 --node_rank 0 "
+			       "--master_addr 127.0.0.1 --master_port 41234 "
 			       "--no_python /opt/bin/llmlaunch __worker -- /usr/bin/python3 -u -m pkg.train --steps 3");
 	free(s);
 	/* Unbound workers still start through __worker: it records their exit status. */
 	assert_true(l->worker);
-	assert_null(l->placement);
+	assert_null(ll_plan_value(plan, LL_PLACEMENT_ENV));
 	/* A placement inherited from an outer launch must not bind these workers. */
 	assert_null(env_get(l->envp, LL_PLACEMENT_ENV));
 	ll_launch_free(l);
@@ -199,49 +217,88 @@ static void test_unbound_and_module(void **state)
 
 static void test_contradictions(void **state)
 {
-	const struct ll_torchrun_arg run_path[] = { { "run_path", NULL } };
-	const struct ll_torchrun_arg no_python[] = { { "no_python", NULL } };
-	struct ll_setting bad[] = { { .name = (char *)"torchrun.max_restart", .value = (char *)"1",
-				      .origin = (char *)"site.yaml:4" } };
-	struct ll_plan p = plan;
+	_cleanup_(ll_plan_freep) struct ll_plan *plan = test_plan();
 	struct ll_launch_request req = base_request();
 	struct ll_launch *l = NULL;
 	struct ll_error err = { 0 };
 	char *s;
 
 	(void)state;
+	ll_launch_plan_job(plan, &job);
 	req.module = "pkg.train";
-	req.user = no_python;
-	req.n_user = 1;
-	assert_int_equal(ll_launch_build(&plan, &cluster, &req, &l, &err), -EINVAL);
+	ll_plan_set(plan, "torchrun.no_python", "1", LL_SOURCE_CLI, "--no-python", "r", false);
+	assert_int_equal(ll_launch_build(plan, &req, &l, &err), -EINVAL);
 	assert_string_equal(err.message, "-m MODULE cannot be combined with --no_python");
 	ll_error_clear(&err);
-
+	ll_plan_set(plan, "torchrun.run_path", "1", LL_SOURCE_CLI, "--run-path", "r", false);
 	req = base_request();
-	req.user = run_path;
-	req.n_user = 1;
-	req.status_dir = NULL;
-	assert_int_equal(ll_launch_build(&plan, &cluster, &req, &l, &err), 0);
-	assert_null(l->placement);
-	assert_false(l->worker);
-	assert_null(env_get(l->envp, LL_STATUS_DIR_ENV));
-	s = join(l->argv);
-	assert_string_equal(s, "/usr/bin/python3 -m torch.distributed.run --nnodes 1 --node_rank 0 "
-			       "--nproc_per_node 2 --master_addr 127.0.0.1 --master_port 41234 "
-			       "--redirects 2:0 --tee 2:0 --log_dir /tmp/llmlaunch-1 --max_restarts 3 "
-			       "--run_path train.py --steps 3");
-	free(s);
-	assert_int_equal(l->n_notes, 1);
-	assert_non_null(strstr(l->notes[0], "binding is not applied"));
-	ll_launch_free(l);
-
-	p.settings = bad;
-	p.n_settings = 1;
-	req = base_request();
-	assert_int_equal(ll_launch_build(&p, &cluster, &req, &l, &err), -EINVAL);
-	assert_string_equal(err.message, "setting 'torchrun.max_restart' from site.yaml:4: "
-					 "torchrun has no option '--max_restart'");
+	assert_int_equal(ll_launch_build(plan, &req, &l, &err), -EINVAL);
+	assert_string_equal(err.message, "--no_python and --run_path exclude each other");
 	ll_error_clear(&err);
+
+	/* --run_path: the script runs in torchrun's interpreter, unbound, unrecorded. */
+	ll_plan_set(plan, "torchrun.no_python", "0", LL_SOURCE_CLI, "--set", "r", false);
+	ll_launch_plan_job(plan, &job);
+	assert_int_equal(ll_launch_build(plan, &req, &l, &err), 0);
+	assert_null(ll_plan_value(plan, LL_PLACEMENT_ENV));
+	assert_false(l->worker);
+	assert_null(l->status_dir);
+	assert_null(env_get(l->envp, LL_STATUS_DIR_ENV));
+	assert_null(env_get(l->envp, LL_PLACEMENT_ENV));
+	s = join(l->argv);
+	assert_string_equal(s, "/usr/bin/python3 -m torch.distributed.run --nnodes 1 --nproc_per_node 2 "
+			       "--max_restarts 3 --log_dir /tmp/llmlaunch-1 --redirects 2:0 --tee 2:0 --node_rank 0 "
+			       "--master_addr 127.0.0.1 --master_port 41234 --run_path train.py --steps 3");
+	free(s);
+	assert_non_null(strstr(ll_plan_get(plan, LL_PLACEMENT_ENV)->reason, "no binding"));
+	ll_launch_free(l);
+}
+
+/* NCCL's log for the watcher: the job's own at INFO; a profile's NCCL_DEBUG=WARN or
+ * NCCL_DEBUG_SUBSYS cannot turn it off; the user's own file is read where it is; the
+ * user's own level without a file leaves nothing to watch, and says so. */
+static void test_nccl_log(void **state)
+{
+	char *const user_file[] = { (char *)"NCCL_DEBUG_FILE=/scratch/logs/n.%h.%p", NULL };
+	char *const user_level[] = { (char *)"NCCL_DEBUG=WARN", NULL };
+	struct ll_launch_job watched = { .dir = "/tmp/llmlaunch-1", .records = true, .watch = true };
+	char *dir = NULL, *prefix = NULL;
+	struct ll_plan *plan;
+
+	(void)state;
+	plan = test_plan();
+	ll_plan_set(plan, "NCCL_DEBUG", "WARN", LL_SOURCE_PROFILE, "quiet.yaml:2", "r", true);
+	ll_plan_set(plan, "NCCL_DEBUG_SUBSYS", "COLL", LL_SOURCE_PROFILE, "quiet.yaml:3", "r", true);
+	ll_launch_plan_job(plan, &watched);
+	assert_string_equal(ll_plan_value(plan, "NCCL_DEBUG"), "INFO");
+	assert_non_null(strstr(ll_plan_get(plan, "NCCL_DEBUG")->reason, "quiet.yaml:2's NCCL_DEBUG=WARN would hide it"));
+	assert_string_equal(ll_plan_value(plan, "NCCL_DEBUG_SUBSYS"), "INIT,NET,COLL");
+	assert_string_equal(ll_plan_value(plan, "NCCL_DEBUG_FILE"), "/tmp/llmlaunch-1/nccl/nccl.%h.%p");
+	assert_string_equal(ll_plan_value(plan, "nccl_log"), "/tmp/llmlaunch-1/nccl/nccl.%h.%p");
+	ll_plan_free(plan);
+
+	plan = test_plan();
+	watched.environ = user_file;
+	ll_launch_plan_job(plan, &watched);
+	assert_string_equal(ll_plan_value(plan, "nccl_log"), "/scratch/logs/n.%h.%p");
+	assert_null(ll_plan_get(plan, "NCCL_DEBUG_FILE"));
+	assert_string_equal(ll_plan_value(plan, "NCCL_DEBUG"), "INFO");
+	assert_int_equal(ll_launch_nccl_log_split("/scratch/logs/n.%h.%p", &dir, &prefix), 0);
+	assert_string_equal(dir, "/scratch/logs");
+	assert_string_equal(prefix, "n.");
+	free(dir);
+	free(prefix);
+	assert_int_equal(ll_launch_nccl_log_split("/scratch/%h/n.%p", &dir, &prefix), -EINVAL);
+	ll_plan_free(plan);
+
+	plan = test_plan();
+	watched.environ = user_level;
+	ll_launch_plan_job(plan, &watched);
+	assert_null(ll_plan_value(plan, "nccl_log"));
+	assert_non_null(strstr(ll_plan_get(plan, "nccl_log")->reason, "NCCL_DEBUG=WARN (environment) without "
+									   "NCCL_DEBUG_FILE"));
+	assert_null(ll_plan_get(plan, "NCCL_DEBUG_FILE"));
+	ll_plan_free(plan);
 }
 
 static void test_placement_roundtrip(void **state)
@@ -684,7 +741,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_option_names),
 		cmocka_unit_test(test_bound_launch),
-		cmocka_unit_test(test_user_wins),
+		cmocka_unit_test(test_each_option_once),
+		cmocka_unit_test(test_nccl_log),
 		cmocka_unit_test(test_unbound_and_module),
 		cmocka_unit_test(test_contradictions),
 		cmocka_unit_test(test_placement_roundtrip),

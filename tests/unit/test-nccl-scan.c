@@ -616,36 +616,16 @@ static void test_names(void **state)
 
 /* ---- the live watcher ------------------------------------------------------------ */
 
-static void test_watch_env(void **state)
-{
-	char *add[2] = { NULL, NULL };
-	char *const plain[] = { "PATH=/bin", NULL };
-	char *const mine[] = { "PATH=/bin", "NCCL_DEBUG=WARN", NULL };
-
-	(void)state;
-	assert_true(ll_ncclwatch_env("/tmp/job", plain, add));
-	assert_string_equal(add[0], "NCCL_DEBUG=INFO");
-	assert_string_equal(add[1], "NCCL_DEBUG_FILE=/tmp/job/nccl.%h.%p");
-	free(add[0]);
-	free(add[1]);
-	add[0] = add[1] = NULL;
-	assert_false(ll_ncclwatch_env("/tmp/job", mine, add));
-	assert_null(add[0]);
-	assert_true(ll_ncclwatch_env("/tmp/job", NULL, add));
-	free(add[0]);
-	free(add[1]);
-}
-
+/* The watcher expects what the plan decided once (NCCL_NET and NCCL_IB_DISABLE are in
+ * LLMLAUNCH_NET already: unit/test-plan). */
 static void test_expect_from_plan(void **state)
 {
 	(void)state;
-	assert_int_equal(ll_ncclwatch_expect_from_plan("ib", NULL, NULL), LL_NET_EXPECT_IB);
-	assert_int_equal(ll_ncclwatch_expect_from_plan("roce", NULL, "0"), LL_NET_EXPECT_ROCE);
-	assert_int_equal(ll_ncclwatch_expect_from_plan("socket", NULL, NULL), LL_NET_EXPECT_SOCKET);
-	assert_int_equal(ll_ncclwatch_expect_from_plan("rdma", NULL, NULL), LL_NET_EXPECT_ANY);
-	assert_int_equal(ll_ncclwatch_expect_from_plan(NULL, NULL, NULL), LL_NET_EXPECT_ANY);
-	assert_int_equal(ll_ncclwatch_expect_from_plan("ib", "Socket", NULL), LL_NET_EXPECT_SOCKET);
-	assert_int_equal(ll_ncclwatch_expect_from_plan("ib", NULL, "1"), LL_NET_EXPECT_SOCKET);
+	assert_int_equal(ll_ncclwatch_expect("ib"), LL_NET_EXPECT_IB);
+	assert_int_equal(ll_ncclwatch_expect("roce"), LL_NET_EXPECT_ROCE);
+	assert_int_equal(ll_ncclwatch_expect("socket"), LL_NET_EXPECT_SOCKET);
+	assert_int_equal(ll_ncclwatch_expect("rdma"), LL_NET_EXPECT_ANY);
+	assert_int_equal(ll_ncclwatch_expect(NULL), LL_NET_EXPECT_ANY);
 }
 
 static void append(const char *path, const char *text)
@@ -671,7 +651,7 @@ static void watch_start(struct watch_case *c, const char *name, enum ll_net_expe
 	assert_non_null(mkdtemp(c->dir));
 	c->file = ll_asprintf("%s/%s", c->dir, name);
 	c->w = NULL;
-	assert_int_equal(ll_ncclwatch_new(c->dir, expect, p, &c->w, NULL), 0);
+	assert_int_equal(ll_ncclwatch_new(c->dir, "nccl.", expect, p, &c->w, NULL), 0);
 	c->out = fopen("/dev/null", "w");
 	assert_non_null(c->out);
 }
@@ -699,7 +679,7 @@ static void test_watch_poll(void **state)
 	assert_non_null(dir);
 	f1 = ll_asprintf("%s/nccl.n1.100", dir);
 	other = ll_asprintf("%s/train.log", dir);
-	assert_int_equal(ll_ncclwatch_new(dir, LL_NET_EXPECT_IB, LL_FALLBACK_STOP, &w, NULL), 0);
+	assert_int_equal(ll_ncclwatch_new(dir, "nccl.", LL_NET_EXPECT_IB, LL_FALLBACK_STOP, &w, NULL), 0);
 	assert_int_equal(ll_ncclwatch_poll(w, o), 0);
 	append(other, "n9:1:1 [0] NCCL INFO Using network Socket\n"); /* not an NCCL_DEBUG_FILE name */
 	append(f1, "n1:100:100 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/IB [2]mlx5_2:1/IB ; OOB ib0:1<0>\n"
@@ -871,7 +851,6 @@ int main(void)
 		cmocka_unit_test(test_long_line_numbers),
 		cmocka_unit_test(test_dir_links_and_fifos),
 		cmocka_unit_test(test_names),
-		cmocka_unit_test(test_watch_env),
 		cmocka_unit_test(test_expect_from_plan),
 		cmocka_unit_test(test_watch_poll),
 		cmocka_unit_test(test_watch_stop),

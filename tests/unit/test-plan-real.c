@@ -168,7 +168,7 @@ static void t_mel3001(void **state)
 	assert_reason_has(l.plan, "NCCL_IB_HCA", "no GPUs: every port of the majority link layer");
 	assert_reason_has(l.plan, "NCCL_IB_HCA", "minority link layer Ethernet");
 	assert_val(l.plan, "CUDA_DEVICE_ORDER", NULL);
-	assert_val(l.plan, "nproc-per-node", "1");
+	assert_val(l.plan, "torchrun.nproc_per_node", "1");
 	assert_val(l.plan, "LLMLAUNCH_GPUS_PER_NODE", "0");
 	unload(&l);
 }
@@ -279,7 +279,7 @@ static void t_fixture(void **state)
 	/* PCI devices only: NVLink is unknown, not absent. */
 	assert_val(l.plan, "LLMLAUNCH_NVLINK_DOMAIN", NULL);
 	assert_reason_has(l.plan, "LLMLAUNCH_NVLINK_DOMAIN", "NVLink unknown: this export has no NVML data");
-	assert_val(l.plan, "nproc-per-node", "4");
+	assert_val(l.plan, "torchrun.nproc_per_node", "4");
 	/* Two ranks share each NUMA node's 4 cores. */
 	assert_val(l.plan, "OMP_NUM_THREADS", "2");
 	assert_int_equal(l.plan->bind, LL_BIND_NUMA);
@@ -569,7 +569,7 @@ static void t_mi250x(void **state)
 	assert_reason_has(l.plan, "NCCL_SOCKET_IFNAME", "the fabric's own interface before any other");
 	assert_val(l.plan, "NCCL_IB_HCA", NULL);
 	assert_val(l.plan, "NCCL_IB_DISABLE", NULL);
-	assert_val(l.plan, "nproc-per-node", "8");
+	assert_val(l.plan, "torchrun.nproc_per_node", "8");
 	assert_val(l.plan, "OMP_NUM_THREADS", "8");
 	for (size_t r = 0; r < 8; r++) {
 		assert_int_equal(l.plan->ranks[r].numa_node, numa[r]);
@@ -628,7 +628,7 @@ static void t_mixed_vendors(void **state)
 
 	assert_int_equal(l.facts->n_gpus, 2);
 	assert_val(l.plan, "CUDA_DEVICE_ORDER", "PCI_BUS_ID");
-	assert_val(l.plan, "nproc-per-node", "1");
+	assert_val(l.plan, "torchrun.nproc_per_node", "1");
 	assert_string_equal(l.plan->ranks[0].gpu_busid, l.facts->gpus[0].vendor == LL_GPU_VENDOR_NVIDIA
 								? l.facts->gpus[0].busid : l.facts->gpus[1].busid);
 	lint_has(l.plan, LL_LINT_WARNING, "CUDA_VISIBLE_DEVICES",

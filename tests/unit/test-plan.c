@@ -187,7 +187,6 @@ static struct ll_plan *fx_plan(struct fx *x)
 		.n_cli = x->n_cli,
 		.bind = x->bind,
 		.bind_from_cli = x->bind_cli,
-		.nproc_per_node = x->nproc,
 		.nnodes = x->nnodes,
 		.nccl_conf = x->conf,
 		.n_nccl_conf = x->n_conf,
@@ -202,6 +201,12 @@ static struct ll_plan *fx_plan(struct fx *x)
 			x->gpu_nic[g * x->f.n_rdma + d] = x->path[g][d];
 	x->f.gpu_nic = x->f.n_gpus && x->f.n_rdma ? x->gpu_nic : NULL;
 	x->env[x->n_env] = NULL;
+	if (x->nproc > 0) {
+		x->cli[x->n_cli++] = (struct ll_assignment){ "torchrun.nproc_per_node", fx_str(x, "%d", x->nproc),
+							     "--nproc-per-node" };
+		in.n_cli = x->n_cli;
+		x->nproc = 0;
+	}
 	assert_int_equal(ll_plan_build(&in, &p, &err), 0);
 	assert_non_null(p);
 	return p;
@@ -305,7 +310,7 @@ static void t_ib_node(void **state)
 	assert_val(p, "LLMLAUNCH_GPUS_PER_NODE", "2");
 	assert_val(p, "LLMLAUNCH_NNODES", "1");
 	assert_val(p, "OMP_NUM_THREADS", "4");
-	assert_val(p, "nproc-per-node", "2");
+	assert_val(p, "torchrun.nproc_per_node", "2");
 	assert_int_equal(p->nproc_per_node, 2);
 	assert_int_equal(p->bind, LL_BIND_NUMA);
 	assert_int_equal(p->n_ranks, 2);
@@ -670,7 +675,7 @@ static void t_precedence(void **state)
 	s = ll_plan_get(p, "NCCL_SOCKET_IFNAME");
 	assert_string_equal(s->value, "=ib0");
 	assert_int_equal(s->source, LL_SOURCE_CLUSTER);
-	ll_plan_set(p, "nnodes", "4", LL_SOURCE_CLUSTER, NULL, "agreed", false);
+	ll_plan_set(p, "torchrun.nnodes", "4", LL_SOURCE_CLUSTER, NULL, "agreed", false);
 	assert_int_equal(p->nnodes, 4);
 	ll_plan_free(p);
 	fx_free(x);
@@ -685,8 +690,8 @@ static void t_placement_modes(void **state)
 	/* CPU only, one worker: every core. */
 	p = fx_plan(x);
 	assert_val(p, "CUDA_DEVICE_ORDER", NULL);
-	assert_val(p, "nproc-per-node", "1");
-	assert_int_equal(ll_plan_get(p, "nproc-per-node")->source, LL_SOURCE_DEFAULT);
+	assert_val(p, "torchrun.nproc_per_node", "1");
+	assert_int_equal(ll_plan_get(p, "torchrun.nproc_per_node")->source, LL_SOURCE_DEFAULT);
 	assert_string_equal(p->ranks[0].cpuset, "0-15");
 	assert_int_equal(p->ranks[0].numa_node, -1);
 	assert_val(p, "OMP_NUM_THREADS", "8");
@@ -720,7 +725,7 @@ static void t_placement_modes(void **state)
 	p = fx_plan(x);
 	assert_int_equal(p->n_ranks, 10);
 	assert_string_equal(p->ranks[9].cpuset, "1,9");
-	assert_lint(p, LL_LINT_WARNING, "nproc-per-node", "more ranks than cores");
+	assert_lint(p, LL_LINT_WARNING, "torchrun.nproc_per_node", "more ranks than cores");
 	ll_plan_free(p);
 	fx_free(x);
 }
@@ -854,8 +859,8 @@ static void t_unknown_io(void **state)
 	assert_val(p, "LLMLAUNCH_NET", "unknown");
 	assert_val(p, "NCCL_NET_GDR_LEVEL", NULL);
 	assert_reason_has(p, "NCCL_NET_GDR_LEVEL", "RDMA devices unknown");
-	assert_val(p, "nproc-per-node", "1");
-	assert_lint(p, LL_LINT_WARNING, "nproc-per-node", "the number of GPUs is unknown");
+	assert_val(p, "torchrun.nproc_per_node", "1");
+	assert_lint(p, LL_LINT_WARNING, "torchrun.nproc_per_node", "the number of GPUs is unknown");
 	ll_buf_init(&b);
 	ll_plan_summary(p, &b);
 	assert_string_equal(b.s, "GPUs unknown (the topology has no PCI objects); network between nodes: unknown; "

@@ -316,7 +316,7 @@ static void test_remote_allow_list(void **state)
 		"CUDA_DEVICE_MAX_CONNECTIONS", "TORCH_NCCL_ASYNC_ERROR_HANDLING",
 	};
 	const char *hint_code = "pass --allow-loader-vars if you trust this profile to choose code";
-	const char *hint_remote = "a fetched profile may set NCCL tuning, known FI_*/UCX_* tuning and torchrun options "
+	const char *hint_remote = "a fetched profile may set NCCL tuning, known FI_*/UCX_* tuning and torchrun's tuning "
 				  "(docs/security.md); pass --allow-loader-vars if you trust it with the rest";
 	struct ll_profile_load_opts remote = { .remote = true }, trusted = { .remote = true, .allow_loader_vars = true };
 	struct ll_profile *p;
@@ -350,13 +350,41 @@ static void test_remote_allow_list(void **state)
 		assert_false(p->values[0].trusted);
 		ll_profile_free(p);
 	}
-	/* Planner variables, torchrun options, bind, expect and match: all allowed. */
+	/* Planner variables, torchrun's tuning, bind, expect and match: all allowed. */
 	p = parse_ok("nccl:\n  NCCL_IB_HCA: mlx5_0\n  NCCL_SOCKET_IFNAME: eth0\n  OMP_NUM_THREADS: 4\n"
-		     "env:\n  NCCL_NET_PLUGIN: none\ntorchrun:\n  max_restarts: 3\n  rdzv_backend: c10d\n"
+		     "env:\n  NCCL_NET_PLUGIN: none\ntorchrun:\n  max_restarts: 3\n  start_method: spawn\n"
 		     "bind: core\nexpect:\n  gpus: 8\nmatch:\n  gpu_count: 8\n",
 		     &remote);
 	assert_int_equal(p->n_values, 7);
 	ll_profile_free(p);
+	/* torchrun's world, the paths it writes and the code it loads: never from the
+	 * network, with or without --allow-loader-vars; a local profile may. */
+	{
+		static const char *const world[][2] = {
+			{ "rdzv_endpoint", "203.0.113.66:29400" }, { "rdzv_backend", "c10d" }, { "rdzv_id", "x" },
+			{ "master_addr", "203.0.113.66" }, { "master_port", "29500" }, { "nnodes", "4" },
+			{ "node_rank", "1" }, { "nproc_per_node", "8" }, { "log_dir", "/etc" }, { "local_addr", "h" },
+			{ "logs_specs", "evil" },
+		};
+
+		for (size_t i = 0; i < sizeof(world) / sizeof(world[0]); i++) {
+			_cleanup_free_ char *text = ll_asprintf("torchrun:\n  %s: \"%s\"\n", world[i][0], world[i][1]);
+			_cleanup_free_ char *msg = ll_asprintf("t.yaml:2:3: torchrun.%s: a profile fetched over the "
+							       "network may not set '%s': it is ",
+							       world[i][0], world[i][0]);
+			struct ll_profile_diags diags = { 0 };
+			struct ll_error err = { 0 };
+
+			p = NULL;
+			assert_int_equal(ll_profile_parse("t.yaml", text, strlen(text), &trusted, &p, &diags, &err), -EINVAL);
+			assert_true(ll_startswith(diags.items[0].message, msg));
+			ll_profile_diags_release(&diags);
+			ll_error_clear(&err);
+			p = parse_ok(text, NULL);
+			assert_int_equal(p->n_values, 1);
+			ll_profile_free(p);
+		}
+	}
 	/* A plugin that is not "none" loads a library. */
 	expect_error_n("env:\n  NCCL_NEW_PLUGIN: libx.so\n", 31, &remote,
 		       "t.yaml:2:3: env.NCCL_NEW_PLUGIN: 'NCCL_NEW_PLUGIN' is not among the variables a profile from "

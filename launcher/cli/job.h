@@ -1,0 +1,52 @@
+/* One job as `run` and the preflight check start it (docs/launch.md): the job
+ * directory, what the launch puts in the plan (ll_launch_plan_job), torchrun's
+ * command from the plan, then (not on a dry run) NCCL's log directory, the watcher,
+ * supervision, the workers' exit records, and the directory released with NCCL's
+ * logs kept when someone will read them. Internal to launcher/cli/. */
+#ifndef LLMLAUNCH_CLI_JOB_H
+#define LLMLAUNCH_CLI_JOB_H
+
+#include <stdbool.h>
+#include "llmlaunch/launch.h"
+#include "llmlaunch/nccl-watch.h"
+#include "llmlaunch/plan.h"
+
+struct run_job_options {
+	bool dry_run;               /* name the directory and build the command; create nothing */
+	bool exec;                  /* the launch replaces llmlaunch: no exit records, no watcher */
+	enum ll_fallback_policy on_fallback;
+	double grace_s;             /* SIGKILL this long after a forwarded stop signal */
+	/* Polled with the NCCL watcher while the job runs (the check's progress and its
+	 * deadline): returns 1 to stop the job. `nccl` is the watcher, NULL when none. */
+	int (*watch)(void *data, struct ll_ncclwatch *nccl);
+	void *watch_data;
+};
+
+struct run_job {
+	const struct run_job_options *o;
+	struct ll_jobdir dir;       /* lock_fd -1: not created (dry run) */
+	char *path;                 /* the job directory */
+	struct ll_launch *launch;   /* the caller's, from the plan; freed with the job */
+	struct ll_ncclwatch *nccl;  /* NULL: nothing to watch */
+	char *nccl_dir, *nccl_prefix; /* the plan's nccl_log, split; NULL: none */
+	bool nccl_ours;             /* the job directory's files: removed unless kept */
+	bool stopped;               /* the watcher stopped the job (--on-fallback stop) */
+};
+
+/* Everything up to the command: the directory (created unless dry_run; what killed
+ * launchers left behind is removed first, with a warning), the launch's values in
+ * `plan` (`environ_`: the inherited environment), the status and NCCL log
+ * directories. The caller then builds job->launch from the plan (ll_launch_build),
+ * with the job directory's paths in the script's arguments where it needs them.
+ * 0 or -errno (err set). */
+int run_job_open(struct run_job *job, struct ll_plan *plan, char *const *environ_, const struct run_job_options *o,
+		 struct ll_error *err);
+/* Start the watcher, supervise torchrun, and collect the workers' records:
+ * *ret_status is the job's exit status (the failing script's own, not torchrun's 1).
+ * 0 or -errno when the job could not be started. */
+int run_job_supervise(struct run_job *job, const struct ll_plan *plan, int *ret_status, struct ll_error *err);
+/* The job is over: keep the job's own NCCL logs (and say where) when `keep`, else
+ * remove them; release the directory. Safe on a job never prepared. */
+void run_job_release(struct run_job *job, bool keep);
+
+#endif

@@ -1,0 +1,182 @@
+/* What the launch itself puts in the plan (llmlaunch/launch.h, ll_launch_plan_job):
+ * values only a launch knows (its job directory) or needs (the workers' placement and
+ * exit records, NCCL's log for the watcher), each with source "launch" and a reason,
+ * so that the dry run shows them like every other value. */
+#include <errno.h>
+#include <string.h>
+#include <strings.h>
+
+#include "llmlaunch/env.h"
+#include "llmlaunch/launch.h"
+
+/* A value the launch needs: over profiles, under the environment and the command line. */
+static void put(struct ll_plan *plan, const char *name, const char *value, bool exported, const char *reason)
+{
+	const struct ll_setting *old = ll_plan_get(plan, name);
+
+	if (old && old->source > LL_SOURCE_LAUNCH)
+		return;
+	ll_plan_set(plan, name, value, LL_SOURCE_LAUNCH, NULL, reason, exported);
+}
+
+/* The user's own value of an NCCL variable: the environment (which the plan holds only
+ * for variables it decides), else the plan's from a profile or the command line. */
+static const char *users(const struct ll_plan *plan, char *const *env, const char *name, const char **ret_from,
+			 bool *ret_profile)
+{
+	const struct ll_setting *s = ll_plan_get(plan, name);
+	const char *e = env ? ll_env_get(env, name) : NULL;
+
+	*ret_profile = false;
+	if (s && s->value && s->source >= LL_SOURCE_PROFILE && s->source != LL_SOURCE_LAUNCH) {
+		*ret_from = s->origin ? s->origin : ll_source_name(s->source);
+		*ret_profile = s->source == LL_SOURCE_PROFILE;
+		return s->value;
+	}
+	if (e) {
+		*ret_from = "environment";
+		return e;
+	}
+	return NULL;
+}
+
+int ll_launch_nccl_log_split(const char *pattern, char **ret_dir, char **ret_prefix)
+{
+	const char *slash = pattern ? strrchr(pattern, '/') : NULL;
+	const char *base = slash ? slash + 1 : pattern;
+
+	/* A directory that varies by host or process (%h, %p before the last '/') is no
+	 * one directory to watch; the file's prefix is what comes before its first '%'. */
+	if (!pattern || (slash && memchr(pattern, '%', (size_t)(slash - pattern))))
+		return -EINVAL;
+	*ret_dir = slash ? (slash == pattern ? ll_strdup("/") : ll_strndup(pattern, (size_t)(slash - pattern)))
+			 : ll_strdup(".");
+	*ret_prefix = ll_strndup(base, strcspn(base, "%"));
+	return 0;
+}
+
+/* NCCL_DEBUG at INFO or above (TRACE): the lines that say which transport NCCL uses. */
+static bool level_shows_transport(const char *v)
+{
+	return v && (strcasecmp(v, "INFO") == 0 || strcasecmp(v, "TRACE") == 0);
+}
+
+/* NCCL_DEBUG_SUBSYS lets INIT and NET through: a list naming both (or ALL), or an
+ * exclusion ("^...") naming neither (NCCL's debug.cc reads it so). */
+static bool subsys_shows_transport(const char *v)
+{
+	bool init = false, net = false, all = false, invert = v[0] == '^';
+	const char *p = invert ? v + 1 : v;
+
+	while (*p) {
+		size_t n = strcspn(p, ",");
+
+		init |= n == 4 && strncasecmp(p, "INIT", 4) == 0;
+		net |= n == 3 && strncasecmp(p, "NET", 3) == 0;
+		all |= n == 3 && strncasecmp(p, "ALL", 3) == 0;
+		p += n + (p[n] == ',');
+	}
+	return invert ? !(init || net || all) : all || (init && net);
+}
+
+/* NCCL's log for the watcher. The user's own file is read where it is; a profile's
+ * NCCL_DEBUG or NCCL_DEBUG_SUBSYS never turns the watcher off (its log goes to the job
+ * directory, not to anyone's screen, so INFO costs nothing to see). */
+static void plan_nccl_log(struct ll_plan *plan, const struct ll_launch_job *job)
+{
+	const char *file_from = NULL, *level_from = NULL, *subsys_from = NULL;
+	bool file_profile, level_profile, subsys_profile;
+	const char *file = users(plan, job->environ, "NCCL_DEBUG_FILE", &file_from, &file_profile);
+	const char *level = users(plan, job->environ, "NCCL_DEBUG", &level_from, &level_profile);
+	const char *subsys = users(plan, job->environ, "NCCL_DEBUG_SUBSYS", &subsys_from, &subsys_profile);
+	_cleanup_free_ char *pattern = NULL, *why = NULL;
+
+	if (!file && level && !level_profile) {
+		why = ll_asprintf("NCCL_DEBUG=%s (%s) without NCCL_DEBUG_FILE: NCCL logs to the job's output, which "
+				  "llmlaunch does not read; set NCCL_DEBUG_FILE too and it reads that",
+				  level, level_from);
+		put(plan, "nccl_log", NULL, false, why);
+		return;
+	}
+	if (file) {
+		_cleanup_free_ char *dir = NULL, *prefix = NULL;
+
+		if (ll_launch_nccl_log_split(file, &dir, &prefix) < 0) {
+			why = ll_asprintf("NCCL_DEBUG_FILE=%s (%s) names a directory per host or process: no one directory "
+					  "to watch",
+					  file, file_from);
+			put(plan, "nccl_log", NULL, false, why);
+			return;
+		}
+		pattern = ll_strdup(file);
+		why = ll_asprintf("NCCL_DEBUG_FILE (%s): the watcher reads the files NCCL writes there", file_from);
+	} else {
+		pattern = ll_asprintf("%s/%s/%s", job->dir, LL_LAUNCH_NCCL_DIR, LL_LAUNCH_NCCL_FILE);
+		/* %h and %p are expanded by NCCL: one file per process, as NCCL truncates it. */
+		put(plan, "NCCL_DEBUG_FILE", pattern, true,
+		    "NCCL's log in the job directory, one file per process (%h host, %p pid), for the watcher");
+		why = ll_strdup("the job directory: the watcher reads it, passes NCCL's warnings on and says which "
+				"transport each node uses");
+	}
+	if (!level_shows_transport(level)) {
+		if (level && !level_profile) {
+			free(why);
+			why = ll_asprintf("NCCL_DEBUG_FILE (%s), but NCCL_DEBUG=%s (%s) logs no transport line: the "
+					  "watcher sees warnings only",
+					  file_from, level, level_from);
+		} else {
+			_cleanup_free_ char *reason =
+				level ? ll_asprintf("INFO says which transport NCCL uses; %s's NCCL_DEBUG=%s would hide it "
+						    "(the log goes to a file, not to the job's output)",
+						    level_from, level)
+				      : ll_strdup("INFO says which transport NCCL uses (the log goes to a file, not to "
+						  "the job's output)");
+			put(plan, "NCCL_DEBUG", "INFO", true, reason);
+		}
+	}
+	if (subsys && !subsys_shows_transport(subsys)) {
+		if (subsys_profile || !file) {
+			_cleanup_free_ char *value = subsys[0] == '^' ? NULL : ll_asprintf("INIT,NET,%s", subsys);
+			_cleanup_free_ char *reason = ll_asprintf("the watcher needs INIT and NET; %s's '%s' leaves them out",
+								  subsys_from, subsys);
+
+			put(plan, "NCCL_DEBUG_SUBSYS", value, true, reason);
+		} else {
+			free(why);
+			why = ll_asprintf("NCCL_DEBUG_FILE (%s), but NCCL_DEBUG_SUBSYS=%s (%s) leaves INIT or NET out: the "
+					  "watcher may not see the transport",
+					  file_from, subsys, subsys_from);
+		}
+	}
+	put(plan, "nccl_log", pattern, false, why);
+}
+
+void ll_launch_plan_job(struct ll_plan *plan, const struct ll_launch_job *job)
+{
+	const struct ll_setting *log_dir = ll_plan_get(plan, "torchrun.log_dir");
+	bool run_path = ll_torchrun_flag_on(ll_plan_value(plan, "torchrun.run_path"));
+	_cleanup_free_ char *placement = ll_placement_format(plan->ranks, plan->n_ranks);
+	_cleanup_free_ char *status = job->records ? ll_asprintf("%s/status", job->dir) : NULL;
+
+	/* A profile's or the command line's log directory is theirs to choose. */
+	if (!log_dir || !log_dir->value)
+		put(plan, "torchrun.log_dir", job->dir, false,
+		    "the job directory: torchrun's logs stay with the job, and no /tmp/torchelastic_* is left behind");
+	if (run_path)
+		ll_plan_set(plan, LL_PLACEMENT_ENV, NULL, LL_SOURCE_LAUNCH, NULL,
+			    "--run_path runs the script inside torchrun's own interpreter: no binding", true);
+	else
+		ll_plan_set(plan, LL_PLACEMENT_ENV, placement, LL_SOURCE_LAUNCH, NULL,
+			    placement ? "each local rank's CPUs and memory node, which its __worker binds"
+				      : "no rank is bound (--bind none, or nothing to bind to)",
+			    true);
+	ll_plan_set(plan, LL_STATUS_DIR_ENV, run_path ? NULL : status, LL_SOURCE_LAUNCH, NULL,
+		    status && !run_path ? "each worker records how its script ended, so llmlaunch exits with the "
+					  "failing script's status (torchrun's is 1)"
+					: "nobody reads the workers' exit records (--exec, --run_path)",
+		    true);
+	if (job->watch)
+		plan_nccl_log(plan, job);
+	else
+		put(plan, "nccl_log", NULL, false, "--exec: nobody is left to watch NCCL's log");
+}
