@@ -147,6 +147,63 @@ grep -q "value of 'QVD' contains '\${', which python-dotenv always expands" "$T/
 run_env dotenv --set 'QVD=ends\' && bad "dotenv accepted a trailing backslash"
 grep -q "value of 'QVD' contains a trailing backslash" "$T/err.dotenv" || bad "dotenv backslash message"
 
+# Bytes a terminal acts on (an OSC 52 clipboard write, a screen clear, CSI as a C1
+# control, a carriage return, DEL, a byte that is not UTF-8): sh and fish read them
+# back exactly, and the output itself holds none of them raw; the formats that would
+# have to write them raw refuse.
+ctl=(
+	$'osc52 \e]52;c;aGVsbG8=\a end'
+	$'clear \e[2J\e[H end'
+	$'csi \xc2\x9b31m end'
+	$'cr \r over, del \x7f'
+	$'latin1 \xe9 and \xff'
+	$'quote \' and percent %s and back\\slash \e'
+)
+ctl_args=()
+for i in "${!ctl[@]}"; do
+	ctl_args+=(--set "QC$i=${ctl[$i]}")
+	printf '%s' "${ctl[$i]}" >"$T/expect.c$i"
+done
+raw_controls() { # FILE: any byte a terminal acts on?
+	LC_ALL=C grep -qaP '[\x00-\x08\x0b-\x1f\x7f]|\xc2[\x80-\x9f]|[\x80-\xff]' "$1" && python3 - "$1" <<'PY'
+import sys
+data = open(sys.argv[1], "rb").read()
+try:
+    text = data.decode("utf-8")
+except UnicodeDecodeError:
+    sys.exit(0)
+sys.exit(0 if any(ord(c) < 0x20 and c not in "\t\n" or 0x7f <= ord(c) <= 0x9f for c in text) else 1)
+PY
+}
+run_env sh "${ctl_args[@]}" || bad "env --format sh refused control characters: $(cat "$T/err.sh")"
+raw_controls "$T/out.sh" && bad "env --format sh wrote a control character raw"
+for sh in bash dash; do
+	command -v $sh >/dev/null || continue
+	$sh -c '. "$1/out.sh"; for i in $(seq 0 $2); do eval "printf %s \"\$QC$i\"" >"$1/got.c'$sh'.c$i"; done' \
+		sh "$T" $((${#ctl[@]} - 1)) || bad "$sh could not source the control characters"
+	for i in "${!ctl[@]}"; do
+		cmp -s "$T/expect.c$i" "$T/got.c$sh.c$i" || bad "$sh: control value $i not read back exactly"
+	done
+done
+if command -v fish >/dev/null; then
+	run_env fish "${ctl_args[@]}" || bad "env --format fish refused control characters"
+	raw_controls "$T/out.fish" && bad "env --format fish wrote a control character raw"
+	fish -c 'source $argv[1]/out.fish
+		for i in (seq 0 $argv[2])
+			set -l n QC$i
+			printf "%s" "$$n" >$argv[1]/got.cfish.c$i
+		end' "$T" $((${#ctl[@]} - 1)) || bad "fish could not source the control characters"
+	for i in "${!ctl[@]}"; do
+		cmp -s "$T/expect.c$i" "$T/got.cfish.c$i" || bad "fish: control value $i not read back exactly"
+	done
+fi
+for fmt in slurm dotenv; do
+	run_env $fmt --set "QC0=${ctl[0]}" && bad "$fmt wrote an escape sequence"
+	grep -q "value of 'QC0' holds a control character or a byte that is not UTF-8" "$T/err.$fmt" ||
+		bad "$fmt control message: $(cat "$T/err.$fmt")"
+done
+run_env sh --set $'QCNL=\e]0;title\a\n' && bad "sh: a control value ending in a newline cannot be exact"
+
 # Usage errors.
 run_env csh; [ $? = 2 ] || bad "unknown format must exit 2"
 grep -q "unknown format 'csh'" "$T/err.csh" || bad "unknown format message: $(cat "$T/err.csh")"
