@@ -56,6 +56,7 @@ printf 'python: /tmp/evil-python\n' >"$tmp/www/python.yaml"
 printf 'env:\n  PYTHONPYCACHEPREFIX: /tmp/evil-pyc\n' >"$tmp/www/pycache.yaml"
 printf 'env:\n  NCCL_IB_TC: "106"\n  HOME: /tmp/evil-home\n' >"$tmp/www/home.yaml"
 printf 'env:\n  NCCL_DEBUG_FILE: /etc/cron.d/x\n' >"$tmp/www/debugfile.yaml"
+printf 'torchrun:\n  rdzv_backend: c10d\n  rdzv_endpoint: 203.0.113.66:29400\n  rdzv_id: x\n' >"$tmp/www/rdzv.yaml"
 printf 'env:\n  FI_PROVIDER: efa\n  UCX_TLS: rc\n  NCCL_ALGO: Ring\ntorchrun:\n  max_restarts: 1\nbind: core\n' \
 	>"$tmp/www/tuning.yaml"
 printf 'extends: /etc/passwd.yaml\n' >"$tmp/www/local.yaml"
@@ -202,6 +203,14 @@ has "remote-debugfile" "$tmp/err" "env.NCCL_DEBUG_FILE: 'NCCL_DEBUG_FILE' is not
 run "remote-tuning" 0 "$L" profiles show "$base/tuning.yaml" "${CA[@]}"
 has "remote-tuning" "$tmp/out" "UCX_TLS=rc  [env]  $base/tuning.yaml:3"
 # Trusted on purpose: applied, and explain lists it as coming from that URL.
+# A fetched profile never names who the job talks to, trusted or not: nothing reaches
+# torchrun (the dry run prints no command).
+for trust in "" --allow-loader-vars; do
+	run "remote-rdzv$trust" 1 "$L" --dry-run --python /bin/true --profile "$base/rdzv.yaml" "${CA[@]}" $trust \
+		"$LL_SRCDIR/examples/train.py"
+	has "remote-rdzv$trust" "$tmp/err" "$base/rdzv.yaml:2:3: torchrun.rdzv_backend: a profile fetched over the network may not set 'rdzv_backend': it is the job's world"
+	[ -s "$tmp/out" ] && fail "remote-rdzv$trust: something was printed for torchrun: $(cat "$tmp/out")"
+done
 run "remote-home-trusted" 0 "$L" explain --profile "$base/home.yaml" "${CA[@]}" --allow-loader-vars
 has "remote-home-trusted" "$tmp/out" "Set only because of --allow-loader-vars:"
 has "remote-home-trusted" "$tmp/out" "  HOME=/tmp/evil-home  [profile $base/home.yaml:3]  (fetched over the network)"

@@ -9,6 +9,8 @@
 #include <cmocka.h>
 
 #include "llmlaunch/plan.h"
+#include "llmlaunch/agree.h"
+#include "llmlaunch/nccl-watch.h"
 
 /* ---- a node built by hand ---------------------------------------------------- */
 
@@ -325,6 +327,47 @@ static void t_ib_node(void **state)
 	assert_int_equal(ll_plan_get(p, "NCCL_IB_HCA")->source, LL_SOURCE_PROBE);
 	assert_true(ll_plan_get(p, "NCCL_IB_HCA")->exported);
 	assert_false(ll_plan_get(p, "bind")->exported);
+	ll_plan_free(p);
+	fx_free(x);
+}
+
+/* The transport is decided once, after every layer: NCCL_IB_DISABLE=1 from the
+ * environment (or NCCL_NET from a profile) makes LLMLAUNCH_NET sockets, and what the
+ * agreement compares and the log watcher expects is that one value. */
+static void t_transport_once(void **state)
+{
+	struct fx *x = two_gpu_ib();
+	struct ll_summary *sum = NULL;
+	struct ll_error err = { 0 };
+	struct ll_plan *p;
+	(void)state;
+
+	fx_env(x, "NCCL_IB_DISABLE=1");
+	p = fx_plan(x);
+	assert_val(p, "LLMLAUNCH_NET", "socket");
+	assert_int_equal(ll_plan_get(p, "LLMLAUNCH_NET")->source, LL_SOURCE_ENVIRONMENT);
+	assert_reason_has(p, "LLMLAUNCH_NET", "NCCL_IB_DISABLE=1 (environment) turns NCCL's InfiniBand and RoCE transport "
+					      "off: TCP sockets; the probe found ib");
+	assert_int_equal(ll_ncclwatch_expect(ll_plan_value(p, "LLMLAUNCH_NET")), LL_NET_EXPECT_SOCKET);
+	assert_int_equal(ll_summary_build(&x->f, p, &sum, &err), 0);
+	assert_string_equal(sum->net, "socket");
+	ll_summary_free(sum);
+	ll_plan_free(p);
+	fx_free(x);
+
+	x = two_gpu_ib();
+	x->profile[x->n_profile++] = (struct ll_assignment){ "NCCL_NET", "Socket", "site.yaml:2" };
+	p = fx_plan(x);
+	assert_val(p, "LLMLAUNCH_NET", "socket");
+	assert_reason_has(p, "LLMLAUNCH_NET", "NCCL_NET=Socket (profile) forces TCP sockets");
+	ll_plan_free(p);
+	fx_free(x);
+
+	x = two_gpu_ib();
+	x->profile[x->n_profile++] = (struct ll_assignment){ "NCCL_NET", "AWS Libfabric", "efa.yaml:2" };
+	p = fx_plan(x);
+	assert_val(p, "LLMLAUNCH_NET", "ofi");
+	assert_int_equal(ll_ncclwatch_expect(ll_plan_value(p, "LLMLAUNCH_NET")), LL_NET_EXPECT_ANY);
 	ll_plan_free(p);
 	fx_free(x);
 }
@@ -1341,6 +1384,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(t_ib_node),
+		cmocka_unit_test(t_transport_once),
 		cmocka_unit_test(t_prefix_trap),
 		cmocka_unit_test(t_down_and_minority),
 		cmocka_unit_test(t_no_rdma),
