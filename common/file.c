@@ -81,7 +81,8 @@ int ll_read_fd(int fd, size_t max, char **ret, size_t *ret_len)
 
 int ll_read_file_n(const char *path, size_t max, char **ret, size_t *ret_len)
 {
-	struct stat st;
+	/* Filled whenever a descriptor comes back; GCC's Release build cannot see that. */
+	struct stat st = { 0 };
 	int fd, r;
 
 	fd = ll_open_regular(path, 0, &st);
