@@ -1,4 +1,4 @@
-/* libFuzzer harness for the snapshot loader (probe/load.c) and the fact extraction
+/* libFuzzer harness for the snapshot loader (probe/load.c, probe/xml-check.c) and the fact extraction
  * behind --topology, the probe cache and the Prolog's snapshot. Structure-aware: most
  * inputs are read as a program that writes a well-formed hwloc 2 XML topology, so the
  * fuzzer spends its time inside hwloc's import and our facts rather than on XML

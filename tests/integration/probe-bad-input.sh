@@ -136,7 +136,14 @@ expect 1 "cannot use fsroot '$tmp/nowhere'" --fsroot "$tmp/nowhere"
 expect 1 "not a directory" --fsroot "$tmp/empty.xml"
 mkdir "$tmp/emptyroot"
 expect 1 "cannot use fsroot '$tmp/emptyroot': no sys/devices/system/cpu" --fsroot "$tmp/emptyroot"
-expect 2 "unknown option" --bogus
+# An unknown option is the one line of every command, and a hint.
+"$LLMLAUNCH" probe --jsn >"$tmp/out" 2>"$tmp/err"
+rc=$?
+if [ "$rc" != 2 ] || [ "$(sed -n 1p "$tmp/err")" != "llmlaunch: probe: unknown option '--jsn'" ] ||
+	[ "$(sed -n 2p "$tmp/err")" != "hint: did you mean '--json'? (llmlaunch probe --help)" ]; then
+	echo "FAIL probe --jsn: rc=$rc: $(cat "$tmp/err")"
+	fail=1
+fi
 expect 2 "exclude each other" --topology "$tmp/empty.xml" --fsroot "$tmp"
 expect 2 "unexpected argument 'extra'" extra
 
