@@ -147,6 +147,12 @@ bool ll_profile_var_restricted(const char *name, const char *value);
  * libfabric (FI_*) and UCX tuning names, and a few others (RDMAV_FORK_SAFE,
  * CUDA_DEVICE_MAX_CONNECTIONS, TORCH_NCCL_*). Never a restricted one. */
 bool ll_profile_var_remote_allowed(const char *name, const char *value);
+/* The directories (with their trailing '/') below which a fetched profile's
+ * `when_exists` may test a path, and the test: inside one of them, without "." or
+ * ".." components or "//". */
+extern const char *const ll_when_exists_remote_dirs[];
+extern const size_t ll_n_when_exists_remote_dirs;
+bool ll_profile_when_exists_remote_allowed(const char *path);
 /* [A-Z_][A-Z0-9_]* */
 bool ll_profile_var_name_valid(const char *name);
 /* Levenshtein distance, for "did you mean". */

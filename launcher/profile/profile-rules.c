@@ -197,6 +197,26 @@ bool ll_profile_var_remote_allowed(const char *name, const char *value)
 	       in_list(name, remote_other, LL_ARRAY_SIZE(remote_other));
 }
 
+/* Where software is installed: the only places a fetched profile's `when_exists` may
+ * test (docs/security.md). Whether /home/x/.ssh/id_rsa or /etc/shadow exists is
+ * nobody's business but the node's; whether an NCCL plugin is installed under
+ * /opt or /usr/lib is what when_exists is for. */
+const char *const ll_when_exists_remote_dirs[] = { "/usr/lib/", "/usr/lib64/", "/usr/local/lib/", "/usr/local/lib64/",
+						   "/opt/" };
+const size_t ll_n_when_exists_remote_dirs = LL_ARRAY_SIZE(ll_when_exists_remote_dirs);
+
+bool ll_profile_when_exists_remote_allowed(const char *path)
+{
+	bool inside = false;
+
+	for (size_t i = 0; i < ll_n_when_exists_remote_dirs && !inside; i++)
+		inside = ll_startswith(path, ll_when_exists_remote_dirs[i]);
+	/* No way out of the list: no "..", ".", empty component or link name games
+	 * that a text prefix would miss. */
+	return inside && !strstr(path, "/../") && !strstr(path, "/./") && !strstr(path, "//") &&
+	       !ends_with(path, "/..") && !ends_with(path, "/.");
+}
+
 bool ll_profile_nccl_value_valid(const char *name, const char *v, const char **expected)
 {
 	long x;

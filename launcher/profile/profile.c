@@ -273,6 +273,18 @@ struct value_ctx {
 	enum ll_profile_section section;
 };
 
+/* "/usr/lib/, ... or /opt/" */
+static char *when_exists_dirs(void)
+{
+	struct ll_buf b;
+
+	ll_buf_init(&b);
+	for (size_t i = 0; i < ll_n_when_exists_remote_dirs; i++)
+		ll_buf_addf(&b, "%s%s", i == 0 ? "" : i + 1 == ll_n_when_exists_remote_dirs ? " or " : ", ",
+			    ll_when_exists_remote_dirs[i]);
+	return ll_buf_detach(&b);
+}
+
 static void add_value(struct loader *l, const struct ll_ynode *key, const struct ll_ynode *val, const char *path,
 		      enum ll_profile_section section, const char *name)
 {
@@ -338,9 +350,19 @@ static void add_value(struct loader *l, const struct ll_ynode *key, const struct
 	if (when) {
 		_cleanup_free_ char *sub = ll_asprintf("%s.when_exists", path);
 		get_strings(l, when, sub, &pv->when_exists, &pv->n_when_exists);
-		for (size_t i = 0; i < pv->n_when_exists; i++)
-			if (pv->when_exists[i][0] != '/')
+		for (size_t i = 0; i < pv->n_when_exists; i++) {
+			if (pv->when_exists[i][0] != '/') {
 				diag_add(l, when, sub, NULL, "'%s' is not an absolute path", pv->when_exists[i]);
+			} else if (l->opts->remote && !ll_profile_when_exists_remote_allowed(pv->when_exists[i])) {
+				/* Refused as written, before any look at the node: the answer
+				 * cannot tell whether the path exists. */
+				_cleanup_free_ char *dirs = when_exists_dirs();
+
+				diag_add(l, when, sub,
+					 ll_asprintf("a fetched profile may test only where software is installed: %s", dirs),
+					 "'%s' is outside the places a profile from the network may test", pv->when_exists[i]);
+			}
+		}
 	}
 }
 

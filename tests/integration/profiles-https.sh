@@ -59,6 +59,8 @@ printf 'env:\n  NCCL_DEBUG_FILE: /etc/cron.d/x\n' >"$tmp/www/debugfile.yaml"
 printf 'env:\n  FI_PROVIDER: efa\n  UCX_TLS: rc\n  NCCL_ALGO: Ring\ntorchrun:\n  max_restarts: 1\nbind: core\n' \
 	>"$tmp/www/tuning.yaml"
 printf 'extends: /etc/passwd.yaml\n' >"$tmp/www/local.yaml"
+printf 'env:\n  NCCL_NET:\n    value: IB\n    when_exists: /etc/passwd\n' >"$tmp/www/probe-there.yaml"
+printf 'env:\n  NCCL_NET:\n    value: IB\n    when_exists: /etc/no-such-file\n' >"$tmp/www/probe-absent.yaml"
 printf 'extends: network-only\nenv:\n  NCCL_IB_SL: "1"\n' >"$tmp/www/chain.yaml"
 
 python3 "$LL_SRCDIR/tests/tools/profile-server.py" "$tmp/cert.pem" "$tmp/key.pem" "$tmp/www" \
@@ -215,6 +217,15 @@ run "remote-python" 1 "$L" profiles show "$base/python.yaml" "${CA[@]}"
 has "remote-python" "$tmp/err" "a profile from the network may not choose the interpreter"
 run "remote-local-path" 1 "$L" profiles show "$base/local.yaml" "${CA[@]}"
 has "remote-local-path" "$tmp/err" "'/etc/passwd.yaml': a profile from the network may extend only names and URLs"
+# A fetched when_exists may not probe this machine: a path outside the library
+# locations is refused before any look, whether it exists or not.
+for f in probe-there probe-absent; do
+	run "remote-when-exists-$f" 1 "$L" explain --profile "$base/$f.yaml" "${CA[@]}"
+	sed -e 's/passwd/PATH/' -e 's/no-such-file/PATH/' -e 's/probe-[a-z]*\.yaml/P.yaml/' "$tmp/err" >"$tmp/$f.err"
+done
+has "remote-when-exists" "$tmp/probe-there.err" "env.NCCL_NET.when_exists: '/etc/PATH' is outside the places a profile from the network may test"
+cmp -s "$tmp/probe-there.err" "$tmp/probe-absent.err" ||
+	fail "remote-when-exists: the answer differs with the path's existence: $(diff "$tmp/probe-there.err" "$tmp/probe-absent.err")"
 run "remote-chain" 0 "$L" profiles show "$base/chain.yaml" "${CA[@]}"
 has "remote-chain" "$tmp/out" "NCCL_P2P_DISABLE=1"
 has "remote-chain" "$tmp/out" "NCCL_IB_SL=1  [env]  $base/chain.yaml:3"

@@ -298,6 +298,39 @@ static void test_loader_vars(void **state)
 /* A profile fetched over the network may set an allow-list only (docs/security.md).
  * Each of these made both ranks of a job run code or touch files of the URL's
  * choosing, and each was accepted before. */
+/* A fetched profile's when_exists may test only where software is installed, and is
+ * refused as written: the answer is the same for a path that exists (/etc/passwd)
+ * and one that does not, so it tells the server nothing about the node. */
+static void test_remote_when_exists(void **state)
+{
+	static const char *const refused[] = {
+		"/etc/passwd", "/nonexistent/secret", "/root/.ssh/id_rsa", "/opt/../etc/passwd", "/usr/lib/./x",
+		"/opt//x", "/opt/..", "/usr/libx/y", "/proc/self/environ",
+	};
+	const char *hint = "a fetched profile may test only where software is installed: /usr/lib/, /usr/lib64/, "
+			   "/usr/local/lib/, /usr/local/lib64/ or /opt/";
+	struct ll_profile_load_opts remote = { .remote = true };
+	struct ll_profile *p;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		_cleanup_free_ char *text =
+			ll_asprintf("env:\n  NCCL_NET:\n    value: IB\n    when_exists: %s\n", refused[i]);
+		_cleanup_free_ char *msg = ll_asprintf("t.yaml:4:18: env.NCCL_NET.when_exists: '%s' is outside the places "
+						       "a profile from the network may test", refused[i]);
+
+		assert_int_equal(expect_error_n(text, strlen(text), &remote, msg, hint), 1);
+		/* The user's own file may test what it likes. */
+		p = parse_ok(text, NULL);
+		ll_profile_free(p);
+	}
+	p = parse_ok("env:\n  NCCL_NET:\n    value: AWS Libfabric\n    when_exists:\n"
+		     "      - /opt/amazon/ofi-nccl/lib/libnccl-net.so\n      - /usr/lib64/libnccl-net.so\n",
+		     &remote);
+	assert_int_equal(p->values[0].n_when_exists, 2);
+	ll_profile_free(p);
+}
+
 static void test_remote_allow_list(void **state)
 {
 	(void)state;
@@ -496,6 +529,7 @@ int main(void)
 		cmocka_unit_test(test_bad_values),
 		cmocka_unit_test(test_loader_vars),
 		cmocka_unit_test(test_remote_allow_list),
+		cmocka_unit_test(test_remote_when_exists),
 		cmocka_unit_test(test_yaml_level_errors),
 		cmocka_unit_test(test_all_problems_reported),
 		cmocka_unit_test(test_edit_distance),
