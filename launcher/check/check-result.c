@@ -62,14 +62,20 @@ struct views {
 static int parse_header(struct ll_check_result *r, json_t *o, struct views *v)
 {
 	const char *backend = json_string_value(json_object_get(o, "backend"));
+	json_int_t world = json_integer_value(json_object_get(o, "world"));
+	json_int_t nnodes = json_integer_value(json_object_get(o, "nnodes"));
+	json_int_t nproc = json_integer_value(json_object_get(o, "nproc"));
+	json_int_t rounds = json_integer_value(json_object_get(o, "rounds"));
 
-	r->world = (int)json_integer_value(json_object_get(o, "world"));
-	r->nnodes = (int)json_integer_value(json_object_get(o, "nnodes"));
-	r->nproc = (int)json_integer_value(json_object_get(o, "nproc"));
-	r->rounds = (int)json_integer_value(json_object_get(o, "rounds"));
-	if (!backend || r->nnodes < 1 || r->nnodes > (1 << 20) || r->nproc < 1 || r->world != r->nnodes * r->nproc ||
-	    r->rounds < 0 || r->rounds > 3 || r->rounds != ll_check_rounds((size_t)r->nnodes))
+	/* Each count within its bound before it becomes an int, and their product in
+	 * 64 bits: 65,536 nodes x 65,537 processes overflowed an int and passed. */
+	if (!backend || nnodes < 1 || nnodes > LL_CHECK_MAX_NODES || nproc < 1 || nproc > LL_CHECK_MAX_NPROC ||
+	    world != nnodes * nproc || rounds < 0 || rounds > 3 || rounds != ll_check_rounds((size_t)nnodes))
 		return -EINVAL;
+	r->world = (int)world;
+	r->nnodes = (int)nnodes;
+	r->nproc = (int)nproc;
+	r->rounds = (int)rounds;
 	r->backend = ll_strdup(backend);
 	r->nodes = ll_calloc((size_t)r->nnodes, sizeof(*r->nodes));
 	for (int i = 0; i < r->nnodes; i++)
@@ -205,10 +211,14 @@ int ll_check_parse(const char *text, const char *origin, struct ll_check_result 
 			json_int_t i = json_integer_value(x);
 			const char *name = json_string_value(json_object_get(o, "name"));
 
-			if (i < 0 || i >= r.nnodes || !name || !*name || r.nodes[i].name) {
+			/* "" is a node whose llmlaunch knew no name for it: it stays
+			 * unnamed. Anything else must be a host name, for it goes to the
+			 * exclude file and to scontrol. */
+			if (i < 0 || i >= r.nnodes || !name || r.nodes[i].seen || (*name && !ll_check_node_name_valid(name))) {
 				rc = bad_line(err, origin, line, "not a valid node line");
 			} else {
-				r.nodes[i].name = ll_strdup(name);
+				r.nodes[i].seen = true;
+				r.nodes[i].name = *name ? ll_strdup(name) : NULL;
 				r.nodes[i].nccl_fallback = json_is_true(json_object_get(o, "nccl_fallback"));
 			}
 		} else if ((x = json_object_get(o, "allreduce"))) {
@@ -224,10 +234,8 @@ int ll_check_parse(const char *text, const char *origin, struct ll_check_result 
 		}
 		json_decref(o);
 	}
-	if (rc == 0 && r.complete)
-		for (int i = 0; i < r.nnodes; i++)
-			if (!r.nodes[i].name)
-				r.nodes[i].name = ll_asprintf("node %d", i);
+	/* A node without a name stays without one: a placeholder ("node 2") would go
+	 * into the exclude file and to scontrol as if it were a host. */
 	if (rc == 0 && r.nodes)
 		join_views(&r, &v);
 	free(v.time_us);
@@ -238,6 +246,32 @@ int ll_check_parse(const char *text, const char *origin, struct ll_check_result 
 	}
 	*ret = r;
 	return 0;
+}
+
+bool ll_check_node_name_valid(const char *s)
+{
+	size_t label = 0, n = 0;
+
+	/* Host name syntax (RFC 1123: letters, digits, '-' inside labels of at most 63,
+	 * dot-separated), with '_' as Slurm node names may have it; at most
+	 * LL_CHECK_NAME_MAX bytes, what the check's script carries. No character that
+	 * means something to hostlist syntax, scontrol or a shell. */
+	if (!s || !*s)
+		return false;
+	for (const char *c = s; *c; c++, n++) {
+		if (*c == '.') {
+			if (label == 0 || c[-1] == '-')
+				return false;
+			label = 0;
+			continue;
+		}
+		if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '_' ||
+		      (*c == '-' && label > 0)))
+			return false;
+		if (++label > 63)
+			return false;
+	}
+	return n <= LL_CHECK_NAME_MAX && label > 0 && s[n - 1] != '-';
 }
 
 static char *figure_source(const struct ll_profile_figure *f)
@@ -407,9 +441,14 @@ void ll_check_decide(struct ll_check_result *res, const struct ll_profile_expect
 			size_t shown = 0;
 
 			ll_buf_add(&b, " (seen in the logs of ");
-			for (int i = 0; i < res->nnodes; i++)
-				if (res->nodes[i].nccl_fallback)
+			for (int i = 0; i < res->nnodes; i++) {
+				if (!res->nodes[i].nccl_fallback)
+					continue;
+				if (res->nodes[i].name)
 					ll_buf_addf(&b, "%s%s", shown++ ? ", " : "", res->nodes[i].name);
+				else
+					ll_buf_addf(&b, "%snode rank %d (no name)", shown++ ? ", " : "", i);
+			}
 			ll_buf_add(&b, ")");
 		}
 		if (b.len) {
@@ -427,7 +466,10 @@ char *ll_check_exclude_list(const struct ll_check_result *res, const struct ll_c
 {
 	_cleanup_free_ char **names = ll_calloc(v->n_named + 1, sizeof(char *));
 
-	for (size_t i = 0; i < v->n_named; i++)
+	for (size_t i = 0; i < v->n_named; i++) {
 		names[i] = res->nodes[v->named[i]].name;
+		if (!names[i])
+			return NULL;
+	}
 	return ll_hostlist_compress(names, v->n_named);
 }

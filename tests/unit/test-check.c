@@ -299,6 +299,62 @@ static void test_stopped_and_bad_lines(void **state)
 	ll_error_clear(&err);
 }
 
+/* Hostile results: counts whose product overflows an int, node names that are no
+ * host names, and a node without a name, which is never written as a placeholder. */
+static void test_counts_and_names(void **state)
+{
+	static const char *const headers[] = {
+		/* 65,536 x 65,537 is 2^32 + 65,536: as ints, world 65,536 "matched" */
+		"{\"check\":1,\"backend\":\"gloo\",\"world\":65536,\"nnodes\":65536,\"nproc\":65537,\"rounds\":2}\n",
+		"{\"check\":1,\"backend\":\"gloo\",\"world\":4,\"nnodes\":4294967300,\"nproc\":1,\"rounds\":2}\n",
+		"{\"check\":1,\"backend\":\"gloo\",\"world\":20000,\"nnodes\":4,\"nproc\":5000,\"rounds\":2}\n",
+	};
+	static const char *const bad_names[] = {
+		"n1;reboot", "n[1-3]", "n1,n2", "-n1", "n1-", "a..b", ".n1", "n 1", "n1\\u001b]52;c;x\\u0007",
+		"\\u00e9t\\u00e9", "x1234567890123456789012345678901234567890123456789012345678901234",
+	};
+	struct ll_check_result r;
+	struct ll_check_verdict v;
+	struct ll_error err = { 0 };
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(headers) / sizeof(headers[0]); i++) {
+		assert_int_equal(ll_check_parse(headers[i], "out", &r, &err), -EINVAL);
+		assert_string_equal(err.message, "out:1: not a valid check header");
+		ll_error_clear(&err);
+	}
+	for (size_t i = 0; i < sizeof(bad_names) / sizeof(bad_names[0]); i++) {
+		_cleanup_free_ char *text = ll_asprintf("{\"check\":1,\"backend\":\"gloo\",\"world\":2,\"nnodes\":2,"
+							"\"nproc\":1,\"rounds\":1}\n{\"node\":0,\"name\":\"%s\"}\n",
+							bad_names[i]);
+
+		assert_int_equal(ll_check_parse(text, "out", &r, &err), -EINVAL);
+		assert_string_equal(err.message, "out:2: not a valid node line");
+		ll_error_clear(&err);
+	}
+	assert_true(ll_check_node_name_valid("gpu-a100-017.cluster_1.example"));
+	assert_true(ll_check_node_name_valid("n1"));
+
+	/* Node 2 said no name (""), node 3 never said: both stay unnamed; node 2 is
+	 * slow, and the exclude list is no list rather than "n1,node 2". */
+	{
+		_cleanup_free_ char *text = four_nodes(2, 20, true);
+		char *line2 = strstr(text, "{\"node\":2,\"name\":\"n3\"}"), *line3 = strstr(text, "{\"node\":3,");
+
+		assert_non_null(line2);
+		memcpy(line2, "{\"node\":2,\"name\":\"\"}  ", strlen("{\"node\":2,\"name\":\"n3\"}"));
+		memcpy(line3, "{\"phase\":\"p\"}         ", strlen("{\"node\":3,\"name\":\"n4\"}"));
+		parse_ok(text, &r);
+		assert_null(r.nodes[2].name);
+		assert_null(r.nodes[3].name);
+		ll_check_decide(&r, NULL, NULL, &v);
+		assert_int_equal(v.n_named, 1);
+		assert_null(ll_check_exclude_list(&r, &v));
+		ll_check_verdict_release(&v);
+		ll_check_result_release(&r);
+	}
+}
+
 static void test_on_slow_names(void **state)
 {
 	enum ll_check_on_slow p;
@@ -321,6 +377,7 @@ int main(void)
 		cmocka_unit_test(test_fallback_from_a_scanned_log),
 		cmocka_unit_test(test_fallback_seen_elsewhere),
 		cmocka_unit_test(test_stopped_and_bad_lines),
+		cmocka_unit_test(test_counts_and_names),
 		cmocka_unit_test(test_on_slow_names),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
