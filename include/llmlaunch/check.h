@@ -145,10 +145,13 @@ struct ll_check_verdict {
 	bool transport_fallback;    /* NCCL ran over sockets where the plan expected RDMA */
 	char *transport_why;
 	bool ok;                    /* nothing named, nothing slow, no fallback, complete */
+	char *advice;               /* what a fetched profile's figures say: a warning, never acted on */
 };
 void ll_check_verdict_release(struct ll_check_verdict *v);
 
 /* Decide on a complete result. `expect` (NULL: none) gives the profile's figures;
+ * those a fetched profile stated (figure.fetched) decide nothing: what they would
+ * say is v.advice;
  * `nccl` (NULL: no NCCL log was read) the log verdict: a fallback to sockets where
  * the plan expected InfiniBand or RoCE makes the check fail whatever the numbers.
  * Fills node slow/broken/why in `res`. */

@@ -67,15 +67,27 @@ struct ll_profile_figure {
 	double value;           /* < 0: not stated */
 	const char *origin;     /* borrowed from the stating profile (the set owns it) */
 	unsigned line;
+	bool fetched;           /* stated by a profile fetched over the network: it warns, never acts */
+};
+
+/* Which of the Prolog's expectations a fetched profile stated (ll_profile_expect.fetched). */
+enum {
+	LL_EXPECT_GPUS = 1u << 0,
+	LL_EXPECT_ACTIVE_RDMA_PORTS = 1u << 1,
+	LL_EXPECT_LINK_LAYER = 1u << 2,
+	LL_EXPECT_GDR_REQUIRED = 1u << 3,
 };
 
 /* `expect`: health expectations for the Slurm prolog, and the preflight check's
- * figures. -1 / UNKNOWN: not stated. */
+ * figures. -1 / UNKNOWN: not stated. What a fetched profile states only warns
+ * (docs/security.md): its bit in `fetched`, or the figure's own `fetched`; and it
+ * never replaces what a local profile or the site's config stated. */
 struct ll_profile_expect {
 	int gpus;
 	int active_rdma_ports;
 	enum ll_link_layer link_layer;
 	enum ll_tristate gdr_required;
+	unsigned fetched;       /* LL_EXPECT_* bits of the fields above a fetched profile stated */
 	struct ll_profile_figure allreduce_busbw_gbps; /* the whole job's, at the largest size */
 	struct ll_profile_figure pair_busbw_gbps;      /* a node's figure: its best pair test */
 	struct ll_profile_figure pair_latency_us;      /* a node's best small-message round trip / 2 */

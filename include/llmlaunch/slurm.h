@@ -60,6 +60,8 @@ struct ll_health {
  *   active_rdma_ports  at least this many ACTIVE ports (of link_layer when stated)
  *   link_layer         without active_rdma_ports: at least one active port of it
  *   gdr_required       true: the nvidia_peermem (or nv_peer_mem) module is loaded
+ * Faults come only from fields no fetched profile stated (e->fetched): what a
+ * fetched profile's fields add is a note, so a shared profile cannot drain nodes.
  * `ret` is filled and owned by the caller (ll_health_release). */
 void ll_health_check(const struct ll_facts *facts, const struct ll_profile_expect *e, struct ll_health *ret);
 void ll_health_release(struct ll_health *h);

@@ -29,6 +29,7 @@ void ll_check_verdict_release(struct ll_check_verdict *v)
 	free(v->named);
 	free(v->job_why);
 	free(v->transport_why);
+	free(v->advice);
 	*v = (struct ll_check_verdict){ 0 };
 }
 
@@ -279,6 +280,56 @@ static char *figure_source(const struct ll_profile_figure *f)
 	return ll_asprintf("profile %s:%u", f->origin ? f->origin : "?", f->line);
 }
 
+/* What a fetched profile's figures would have said: the nodes below its pair
+ * figure or above its latency (at most 8 named), the job below its all-reduce
+ * figure. NULL when nothing misses them. */
+static char *fetched_advice(const struct ll_check_result *res, const struct ll_profile_expect *e)
+{
+	const struct ll_profile_figure *bw = e->pair_busbw_gbps.fetched ? &e->pair_busbw_gbps : NULL;
+	const struct ll_profile_figure *lat = e->pair_latency_us.fetched ? &e->pair_latency_us : NULL;
+	const struct ll_profile_figure *job = e->allreduce_busbw_gbps.fetched ? &e->allreduce_busbw_gbps : NULL;
+	size_t missed = 0;
+	struct ll_buf b, names;
+
+	ll_buf_init(&b);
+	ll_buf_init(&names);
+	for (int i = 0; i < res->nnodes; i++) {
+		const struct ll_check_node *n = &res->nodes[i];
+
+		if (!((bw && bw->value > 0 && n->gbps > 0 && n->gbps < bw->value) ||
+		      (lat && lat->value > 0 && n->lat_us > 0 && n->lat_us > lat->value)))
+			continue;
+		if (missed++ < 8)
+			ll_buf_addf(&names, "%s%s", names.len ? ", " : "", n->name ? n->name : "a node without a name");
+	}
+	if (missed) {
+		_cleanup_free_ char *a = bw && bw->value > 0 ? figure_source(bw) : NULL;
+		_cleanup_free_ char *c = lat && lat->value > 0 ? figure_source(lat) : NULL;
+
+		ll_buf_addf(&b, "%zu node%s miss%s a fetched profile's figures (%s%s%s): %s%s", missed,
+			    missed == 1 ? "" : "s", missed == 1 ? "es" : "", a ? a : "", a && c ? "; " : "", c ? c : "",
+			    names.s, missed > 8 ? " and more" : "");
+	}
+	if (job && job->value > 0 && res->n_sizes) {
+		const struct ll_check_size *big = &res->sizes[0];
+		_cleanup_free_ char *src = figure_source(job);
+
+		for (size_t k = 1; k < res->n_sizes; k++)
+			if (res->sizes[k].bytes > big->bytes)
+				big = &res->sizes[k];
+		if (big->busbw_gbps < job->value)
+			ll_buf_addf(&b, "%sthe all-reduce's bus bandwidth %.3g GB/s is below a fetched profile's %.3g GB/s (%s)",
+				    b.len ? "; " : "", big->busbw_gbps, job->value, src);
+	}
+	ll_buf_release(&names);
+	if (!b.len) {
+		ll_buf_release(&b);
+		return NULL;
+	}
+	ll_buf_add(&b, "; a warning only: a profile fetched over the network cannot name, exclude or drain nodes");
+	return ll_buf_detach(&b);
+}
+
 static void name_node(struct ll_check_verdict *v, size_t i)
 {
 	if (v->n_named && v->named[v->n_named - 1] == i)
@@ -304,6 +355,24 @@ void ll_check_decide(struct ll_check_result *res, const struct ll_profile_expect
 	}
 	v.median_gbps = median(g, n_g);
 	v.median_lat_us = median(l, n_l);
+
+	/* A fetched profile's figures warn and never act (docs/security.md): they are
+	 * said in v.advice, and the thresholds are as if they were not stated. */
+	if (expect && (expect->pair_busbw_gbps.fetched || expect->pair_latency_us.fetched ||
+		       expect->allreduce_busbw_gbps.fetched)) {
+		struct ll_profile_expect local = *expect;
+		static const struct ll_profile_figure unstated = { .value = -1 };
+
+		if (local.pair_busbw_gbps.fetched)
+			local.pair_busbw_gbps = unstated;
+		if (local.pair_latency_us.fetched)
+			local.pair_latency_us = unstated;
+		if (local.allreduce_busbw_gbps.fetched)
+			local.allreduce_busbw_gbps = unstated;
+		ll_check_decide(res, &local, nccl, ret);
+		ret->advice = fetched_advice(res, expect);
+		return;
+	}
 
 	/* The thresholds and their sources: a profile's figure for this machine type
 	 * first, else the job's own median. */

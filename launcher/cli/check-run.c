@@ -214,6 +214,7 @@ static void print_report(FILE *f, bool json, const struct ll_check_result *res, 
 	ll_out_bool(o, "fallback", NULL, v->transport_fallback);
 	ll_out_string(o, "why", v->transport_why ? "  transport: %s\n" : "", v->transport_why);
 	ll_out_close_object(o);
+	ll_out_string(o, "advice", v->advice ? "  warning: %s\n" : "", v->advice);
 	ll_out_bool(o, "ok", NULL, v->ok);
 	if (v->ok)
 		ll_out_text(o, "verdict: ok, no node named\n");

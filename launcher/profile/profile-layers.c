@@ -325,21 +325,37 @@ static int load_ref(struct resolver *r, const char *ref, const struct ll_profile
 	return 0;
 }
 
-static void merge_expect(struct ll_profile_expect *into, const struct ll_profile_expect *e)
+/* Later layers win field by field, except that a fetched profile's value never
+ * replaces one that a local profile or the site's config stated: only those act
+ * (drain a node, name one for exclusion); a fetched one warns. */
+static void merge_expect(struct ll_profile_expect *into, const struct ll_profile_expect *e, bool remote)
 {
-	if (e->gpus >= 0)
-		into->gpus = e->gpus;
-	if (e->active_rdma_ports >= 0)
-		into->active_rdma_ports = e->active_rdma_ports;
-	if (e->link_layer != LL_LINK_LAYER_UNKNOWN)
-		into->link_layer = e->link_layer;
-	if (e->gdr_required != LL_UNKNOWN)
-		into->gdr_required = e->gdr_required;
-	if (e->allreduce_busbw_gbps.value > 0)
+#define STATED_GPUS(x) ((x)->gpus >= 0)
+#define STATED_PORTS(x) ((x)->active_rdma_ports >= 0)
+#define STATED_LAYER(x) ((x)->link_layer != LL_LINK_LAYER_UNKNOWN)
+#define STATED_GDR(x) ((x)->gdr_required != LL_UNKNOWN)
+#define TAKE(stated, field, bit)                                                                 \
+	do {                                                                                     \
+		if (!stated(e) || (remote && stated(into) && !(into->fetched & (bit))))         \
+			break;                                                                   \
+		into->field = e->field;                                                          \
+		into->fetched = remote ? into->fetched | (bit) : into->fetched & ~(unsigned)(bit); \
+	} while (0)
+	TAKE(STATED_GPUS, gpus, LL_EXPECT_GPUS);
+	TAKE(STATED_PORTS, active_rdma_ports, LL_EXPECT_ACTIVE_RDMA_PORTS);
+	TAKE(STATED_LAYER, link_layer, LL_EXPECT_LINK_LAYER);
+	TAKE(STATED_GDR, gdr_required, LL_EXPECT_GDR_REQUIRED);
+#undef TAKE
+#undef STATED_GPUS
+#undef STATED_PORTS
+#undef STATED_LAYER
+#undef STATED_GDR
+	if (e->allreduce_busbw_gbps.value > 0 && !(remote && into->allreduce_busbw_gbps.value > 0 &&
+						   !into->allreduce_busbw_gbps.fetched))
 		into->allreduce_busbw_gbps = e->allreduce_busbw_gbps;
-	if (e->pair_busbw_gbps.value > 0)
+	if (e->pair_busbw_gbps.value > 0 && !(remote && into->pair_busbw_gbps.value > 0 && !into->pair_busbw_gbps.fetched))
 		into->pair_busbw_gbps = e->pair_busbw_gbps;
-	if (e->pair_latency_us.value > 0)
+	if (e->pair_latency_us.value > 0 && !(remote && into->pair_latency_us.value > 0 && !into->pair_latency_us.fetched))
 		into->pair_latency_us = e->pair_latency_us;
 }
 
@@ -379,7 +395,7 @@ static void apply_values(struct resolver *r, const struct ll_profile *p)
 						      "because --allow-loader-vars was given",
 						      a->origin, v->name));
 	}
-	merge_expect(&r->set->expect, &p->expect);
+	merge_expect(&r->set->expect, &p->expect, p->remote);
 }
 
 /* Apply p's extends chain (depth first), then p itself. p is owned by the set. */

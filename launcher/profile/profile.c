@@ -168,7 +168,7 @@ static bool get_figure(struct loader *l, const struct ll_ynode *n, const char *p
 		diag_add(l, n, path, NULL, "'%s' is not a number above 0", n->s);
 		return false;
 	}
-	*ret = (struct ll_profile_figure){ .value = v, .origin = l->p->origin, .line = n->line };
+	*ret = (struct ll_profile_figure){ .value = v, .origin = l->p->origin, .line = n->line, .fetched = l->opts->remote };
 	return true;
 }
 

@@ -59,6 +59,7 @@ printf 'env:\n  NCCL_DEBUG_FILE: /etc/cron.d/x\n' >"$tmp/www/debugfile.yaml"
 printf 'env:\n  FI_PROVIDER: efa\n  UCX_TLS: rc\n  NCCL_ALGO: Ring\ntorchrun:\n  max_restarts: 1\nbind: core\n' \
 	>"$tmp/www/tuning.yaml"
 printf 'extends: /etc/passwd.yaml\n' >"$tmp/www/local.yaml"
+printf 'name: drain-all\nexpect:\n  gpus: 64\n' >"$tmp/www/drain.yaml"
 printf 'env:\n  NCCL_NET:\n    value: IB\n    when_exists: /etc/passwd\n' >"$tmp/www/probe-there.yaml"
 printf 'env:\n  NCCL_NET:\n    value: IB\n    when_exists: /etc/no-such-file\n' >"$tmp/www/probe-absent.yaml"
 printf 'extends: network-only\nenv:\n  NCCL_IB_SL: "1"\n' >"$tmp/www/chain.yaml"
@@ -226,6 +227,17 @@ done
 has "remote-when-exists" "$tmp/probe-there.err" "env.NCCL_NET.when_exists: '/etc/PATH' is outside the places a profile from the network may test"
 cmp -s "$tmp/probe-there.err" "$tmp/probe-absent.err" ||
 	fail "remote-when-exists: the answer differs with the path's existence: $(diff "$tmp/probe-there.err" "$tmp/probe-absent.err")"
+# A fetched profile cannot drain a node through the Prolog: its expect warns. The
+# same file as the site's own profile does drain (exit 1).
+fixture="$LL_SRCDIR/tests/fixtures/hwloc/two-socket-4gpu-2hca.xml"
+run "remote-expect-prolog" 0 "$L" slurm prolog --profile "$base/drain.yaml" "${CA[@]}" --no-drain-reason \
+	--state-dir "$tmp/state" --topology "$fixture"
+has "remote-expect-prolog" "$tmp/err" "expected 64 GPUs, found 4 (stated by a profile fetched over the network: a warning, it cannot drain the node)"
+has "remote-expect-prolog" "$tmp/out" "passes"
+cp "$tmp/www/drain.yaml" "$tmp/site-drain.yaml"
+run "local-expect-prolog" 1 "$L" slurm prolog --profile "$tmp/site-drain.yaml" --no-drain-reason \
+	--state-dir "$tmp/state" --topology "$fixture"
+has "local-expect-prolog" "$tmp/err" "fails its expectations (drain-all): expected 64 GPUs, found 4"
 run "remote-chain" 0 "$L" profiles show "$base/chain.yaml" "${CA[@]}"
 has "remote-chain" "$tmp/out" "NCCL_P2P_DISABLE=1"
 has "remote-chain" "$tmp/out" "NCCL_IB_SL=1  [env]  $base/chain.yaml:3"

@@ -193,6 +193,24 @@ static void test_expectation_and_fallback(void **state)
 	assert_false(r.nodes[0].slow);
 	ll_check_verdict_release(&v);
 
+	/* The same figures from a profile fetched over the network: nothing is named,
+	 * the job is not slow because of them, and the verdict says what they would
+	 * have said, as a warning. */
+	e.pair_busbw_gbps = (struct ll_profile_figure){ .value = 4.12, .origin = "https://x/p.yaml", .line = 7,
+							.fetched = true };
+	e.allreduce_busbw_gbps = (struct ll_profile_figure){ .value = 100, .origin = "https://x/p.yaml", .line = 6,
+							     .fetched = true };
+	ll_check_decide(&r, &e, NULL, &v);
+	assert_int_equal(v.n_named, 0);
+	assert_false(v.job_slow);
+	assert_true(v.ok);
+	assert_false(r.nodes[2].slow);
+	assert_non_null(v.advice);
+	assert_non_null(strstr(v.advice, "2 nodes miss a fetched profile's figures (profile https://x/p.yaml:7): n3, n4"));
+	assert_non_null(strstr(v.advice, "below a fetched profile's 100 GB/s (profile https://x/p.yaml:6)"));
+	assert_non_null(strstr(v.advice, "cannot name, exclude or drain nodes"));
+	ll_check_verdict_release(&v);
+
 	/* figures fine, but sockets where InfiniBand was planned: not ok, whatever the numbers */
 	ll_check_decide(&r, NULL, &nccl, &v);
 	assert_int_equal(v.n_named, 0);
