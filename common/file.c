@@ -129,6 +129,51 @@ int ll_read_line(const char *path, char **ret)
 	return 0;
 }
 
+int ll_file_replace_at(int dirfd, const char *name, const void *data, size_t len, mode_t mode)
+{
+	static const char digits[] = "0123456789abcdefghijklmnopqrstuvwxyz";
+	_cleanup_free_ char *tmp = NULL;
+	unsigned long long x = (unsigned long long)getpid() * 2654435761u ^ (unsigned long long)(uintptr_t)&x;
+	int fd = -1, r = 0;
+
+	if (strchr(name, '/'))
+		return -EINVAL;
+	for (int attempt = 0; attempt < 100 && fd < 0; attempt++) {
+		char suffix[7];
+
+		for (size_t i = 0; i < 6; i++, x = x * 6364136223846793005ull + 1442695040888963407ull)
+			suffix[i] = digits[(x >> 33) % 36];
+		suffix[6] = '\0';
+		free(tmp);
+		tmp = ll_asprintf("%s.tmp%s", name, suffix);
+		fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd < 0 && errno != EEXIST)
+			return -errno;
+	}
+	if (fd < 0)
+		return -EEXIST;
+	for (size_t off = 0; off < len;) {
+		ssize_t n = write(fd, (const char *)data + off, len - off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			r = -errno;
+			break;
+		}
+		off += (size_t)n;
+	}
+	if (r == 0 && fchmod(fd, mode) < 0)
+		r = -errno;
+	if (close(fd) < 0 && r == 0)
+		r = -errno;
+	if (r == 0 && renameat(dirfd, tmp, dirfd, name) < 0)
+		r = -errno;
+	if (r < 0)
+		unlinkat(dirfd, tmp, 0);
+	return r;
+}
+
 int ll_file_replace(const char *path, const void *data, size_t len, mode_t mode)
 {
 	_cleanup_free_ char *tmp = ll_asprintf("%s.tmpXXXXXX", path);

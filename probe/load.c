@@ -724,6 +724,20 @@ int ll_probe(const struct ll_probe_options *opts, hwloc_topology_t *ret_topo, st
 	return 0;
 }
 
+int ll_probe_save_at(hwloc_topology_t topo, int dirfd, const char *name, const char *shown, struct ll_error *err)
+{
+	char *xml = NULL;
+	int len, r;
+
+	if (hwloc_topology_export_xmlbuffer(topo, &xml, &len, 0) < 0)
+		return ll_error_set(err, -EIO, "cannot save '%s': hwloc could not export the topology", shown);
+	r = ll_file_replace_at(dirfd, name, xml, len > 0 ? (size_t)len - 1 : 0, 0644);
+	hwloc_free_xmlbuffer(topo, xml);
+	if (r < 0)
+		return ll_error_set(err, r, "cannot save '%s': %s", shown, strerror(-r));
+	return 0;
+}
+
 int ll_probe_save(hwloc_topology_t topo, const char *path, struct ll_error *err)
 {
 	char *xml = NULL;

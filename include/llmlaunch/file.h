@@ -40,5 +40,9 @@ int ll_read_line(const char *path, char **ret);
  * symlink planted at `path`, never what it points to). 0 or -errno; on failure
  * `path` is untouched and the temporary file is gone. */
 int ll_file_replace(const char *path, const void *data, size_t len, mode_t mode);
+/* The same inside the directory `dirfd` (NAME must not contain '/'): the temporary
+ * file is created there with O_EXCL | O_NOFOLLOW, so nothing already at its name,
+ * a planted link above all, is followed or reused. 0 or -errno. */
+int ll_file_replace_at(int dirfd, const char *name, const void *data, size_t len, mode_t mode);
 
 #endif
