@@ -10,6 +10,22 @@
 
 #include "llmlaunch/util.h"
 
+static int io_resource_errno;
+
+void ll_io_resource_note(int r)
+{
+	if (!io_resource_errno && (r == -EMFILE || r == -ENFILE || r == -ENOMEM))
+		io_resource_errno = r;
+}
+
+int ll_io_resource_take(void)
+{
+	int r = io_resource_errno;
+
+	io_resource_errno = 0;
+	return r;
+}
+
 int ll_open_regular(const char *path, int flags, struct stat *ret_st)
 {
 	struct stat st;
@@ -18,8 +34,10 @@ int ll_open_regular(const char *path, int flags, struct stat *ret_st)
 	/* O_NONBLOCK: opening a FIFO with no writer would wait for one forever.
 	 * It changes nothing for a regular file, the only kind read on from here. */
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | flags);
-	if (fd < 0)
+	if (fd < 0) {
+		ll_io_resource_note(-errno);
 		return -errno;
+	}
 	if (fstat(fd, &st) < 0)
 		r = -errno;
 	else if (S_ISDIR(st.st_mode))
@@ -62,6 +80,7 @@ int ll_read_fd(int fd, size_t max, char **ret, size_t *ret_len)
 			int r = -errno;
 			if (r == -EINTR)
 				continue;
+			ll_io_resource_note(r);
 			ll_buf_release(&b);
 			return r;
 		}
