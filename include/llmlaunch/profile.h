@@ -104,6 +104,8 @@ struct ll_profile_ref {
 struct ll_profile {
 	char *origin;           /* file path or URL (no #fragment): the FILE in FILE:LINE */
 	bool remote;            /* fetched over the network */
+	bool nonpublic;         /* fetched from a loopback, link-local or private address:
+				 * only then may its `extends` reach such addresses */
 	char *name;             /* `name`, else the file's stem */
 	char *description;
 	struct ll_profile_ref *extends;
@@ -189,6 +191,8 @@ struct ll_fetch_opts {
 	long budget_ms;             /* > 0: at most this long, whatever the timeouts (what is
 				     * left of a resolution's LL_PROFILE_FETCH_BUDGET_S) */
 	size_t max_bytes;           /* 0: LL_PROFILE_MAX_BYTES */
+	bool public_only;           /* connect to no loopback, link-local or private address
+				     * (an `extends` of a fetched profile, docs/security.md) */
 };
 
 struct ll_fetch_result {
@@ -197,6 +201,8 @@ struct ll_fetch_result {
 	char *url;                  /* without the #sha256= fragment, credentials redacted */
 	bool from_cache;            /* served from the cache (304, pinned hit or offline) */
 	char *warning;              /* set when the cache was used because the server could not be reached */
+	bool nonpublic;             /* the answer came from a loopback, link-local or private
+				     * address (false when unknown: served from the cache) */
 };
 void ll_fetch_result_release(struct ll_fetch_result *r);
 

@@ -223,8 +223,8 @@ static int count_load(struct resolver *r, const char *ref, struct ll_error *err)
 }
 
 /* `shown`: ref as messages may name it (ll_url_redact). */
-static int fetch_ref(struct resolver *r, const char *ref, const char *shown, struct ll_profile **ret,
-		     struct ll_error *err)
+static int fetch_ref(struct resolver *r, const char *ref, const char *shown, const struct ll_profile *base,
+		     struct ll_profile **ret, struct ll_error *err)
 {
 	struct ll_profile_load_opts lo = r->opts->load;
 	struct ll_fetch_opts fo = r->opts->fetch;
@@ -241,6 +241,12 @@ static int fetch_ref(struct resolver *r, const char *ref, const char *shown, str
 		return ll_error_set(err, -ETIMEDOUT, "'%s': fetching profiles took more than %d s in all", shown,
 				    LL_PROFILE_FETCH_BUDGET_S);
 	fo.budget_ms = (long)((LL_PROFILE_FETCH_BUDGET_S - r->fetch_s) * 1000) + 1;
+	/* A fetched profile may not send this machine to loopback, link-local or
+	 * private addresses (the node's own services, the cloud's metadata server)
+	 * unless it came from such an address itself, which only the user's own URL
+	 * can have reached. */
+	if (base && base->remote && !base->nonpublic)
+		fo.public_only = true;
 	start = ll_now_s();
 	k = ll_profile_fetch(ref, &fo, &res, err);
 	r->fetch_s += ll_now_s() - start;
@@ -250,6 +256,8 @@ static int fetch_ref(struct resolver *r, const char *ref, const char *shown, str
 		strv_push(&r->set->warnings, &r->set->n_warnings, LL_TAKE(res.warning));
 	lo.remote = true;
 	k = ll_profile_parse(res.url, res.body, res.len, &lo, ret, NULL, err);
+	if (k == 0)
+		(*ret)->nonpublic = res.nonpublic;
 	ll_fetch_result_release(&res);
 	return k;
 }
@@ -279,7 +287,7 @@ static int load_ref(struct resolver *r, const char *ref, const struct ll_profile
 		if (!p) {
 			k = count_load(r, shown, err);
 			if (k == 0)
-				k = fetch_ref(r, ref, shown, &p, err);
+				k = fetch_ref(r, ref, shown, base, &p, err);
 			if (k < 0) {
 				free(LL_TAKE(*ret_identity));
 				return k;
