@@ -477,6 +477,14 @@ static bool valid_profile_name(const char *s)
 	return true;
 }
 
+/* NAME.yaml or NAME.yml: a file, not a profile name. */
+static bool yaml_name(const char *s)
+{
+	size_t n = strlen(s);
+
+	return (n > 5 && strcmp(s + n - 5, ".yaml") == 0) || (n > 4 && strcmp(s + n - 4, ".yml") == 0);
+}
+
 static void on_top(struct loader *l, const struct ll_ynode *k, const struct ll_ynode *v, const char *path, void *data)
 {
 	struct ll_profile *p = l->p;
@@ -508,6 +516,14 @@ static void on_top(struct loader *l, const struct ll_ynode *k, const struct ll_y
 				one = v->items[i];
 			if (!need_scalar(l, one, sub, "a profile name, path or URL") || !check_text(l, one, sub))
 				continue;
+			/* Refused as written: a fetched profile naming local files could read
+			 * or probe this machine's (profile-layers.c refuses it again). */
+			if (l->opts->remote && !ll_is_url(one->s) &&
+			    (strchr(one->s, '/') || yaml_name(one->s))) {
+				diag_add(l, one, sub, NULL, "'%s': a profile from the network may extend only names and URLs",
+					 one->s);
+				continue;
+			}
 			ref = ll_array_push(&p->extends, &p->n_extends, sizeof(*ref));
 			ref->target = ll_strdup(one->s);
 			ref->line = one->line;
