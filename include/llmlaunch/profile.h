@@ -95,6 +95,11 @@ struct ll_profile_expect {
 
 /* The expectations of nothing stated. */
 void ll_profile_expect_init(struct ll_profile_expect *e);
+/* Merge p's expectations into `into` as the layers do: later wins field by field,
+ * but a fetched profile's field (marked in `fetched`) never replaces one that a
+ * local profile or the site's config stated. */
+struct ll_profile;
+void ll_profile_expect_merge(struct ll_profile_expect *into, const struct ll_profile *p);
 
 struct ll_profile_ref {
 	char *target;           /* name, path or URL as written */

@@ -336,8 +336,11 @@ static int load_ref(struct resolver *r, const char *ref, const struct ll_profile
 /* Later layers win field by field, except that a fetched profile's value never
  * replaces one that a local profile or the site's config stated: only those act
  * (drain a node, name one for exclusion); a fetched one warns. */
-static void merge_expect(struct ll_profile_expect *into, const struct ll_profile_expect *e, bool remote)
+void ll_profile_expect_merge(struct ll_profile_expect *into, const struct ll_profile *p)
 {
+	const struct ll_profile_expect *e = &p->expect;
+	bool remote = p->remote;
+
 #define STATED_GPUS(x) ((x)->gpus >= 0)
 #define STATED_PORTS(x) ((x)->active_rdma_ports >= 0)
 #define STATED_LAYER(x) ((x)->link_layer != LL_LINK_LAYER_UNKNOWN)
@@ -403,7 +406,7 @@ static void apply_values(struct resolver *r, const struct ll_profile *p)
 						      "because --allow-loader-vars was given",
 						      a->origin, v->name));
 	}
-	merge_expect(&r->set->expect, &p->expect, p->remote);
+	ll_profile_expect_merge(&r->set->expect, p);
 }
 
 /* Apply p's extends chain (depth first), then p itself. p is owned by the set. */
