@@ -10,6 +10,22 @@
 
 #include "llmlaunch/util.h"
 
+static int io_resource_errno;
+
+void ll_io_resource_note(int r)
+{
+	if (!io_resource_errno && (r == -EMFILE || r == -ENFILE || r == -ENOMEM))
+		io_resource_errno = r;
+}
+
+int ll_io_resource_take(void)
+{
+	int r = io_resource_errno;
+
+	io_resource_errno = 0;
+	return r;
+}
+
 int ll_open_regular(const char *path, int flags, struct stat *ret_st)
 {
 	struct stat st;
@@ -18,8 +34,10 @@ int ll_open_regular(const char *path, int flags, struct stat *ret_st)
 	/* O_NONBLOCK: opening a FIFO with no writer would wait for one forever.
 	 * It changes nothing for a regular file, the only kind read on from here. */
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | flags);
-	if (fd < 0)
+	if (fd < 0) {
+		ll_io_resource_note(-errno);
 		return -errno;
+	}
 	if (fstat(fd, &st) < 0)
 		r = -errno;
 	else if (S_ISDIR(st.st_mode))
@@ -62,6 +80,7 @@ int ll_read_fd(int fd, size_t max, char **ret, size_t *ret_len)
 			int r = -errno;
 			if (r == -EINTR)
 				continue;
+			ll_io_resource_note(r);
 			ll_buf_release(&b);
 			return r;
 		}
@@ -128,6 +147,51 @@ int ll_read_line(const char *path, char **ret)
 	ll_strstrip_end(s);
 	*ret = s;
 	return 0;
+}
+
+int ll_file_replace_at(int dirfd, const char *name, const void *data, size_t len, mode_t mode)
+{
+	static const char digits[] = "0123456789abcdefghijklmnopqrstuvwxyz";
+	_cleanup_free_ char *tmp = NULL;
+	unsigned long long x = (unsigned long long)getpid() * 2654435761u ^ (unsigned long long)(uintptr_t)&x;
+	int fd = -1, r = 0;
+
+	if (strchr(name, '/'))
+		return -EINVAL;
+	for (int attempt = 0; attempt < 100 && fd < 0; attempt++) {
+		char suffix[7];
+
+		for (size_t i = 0; i < 6; i++, x = x * 6364136223846793005ull + 1442695040888963407ull)
+			suffix[i] = digits[(x >> 33) % 36];
+		suffix[6] = '\0';
+		free(tmp);
+		tmp = ll_asprintf("%s.tmp%s", name, suffix);
+		fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd < 0 && errno != EEXIST)
+			return -errno;
+	}
+	if (fd < 0)
+		return -EEXIST;
+	for (size_t off = 0; off < len;) {
+		ssize_t n = write(fd, (const char *)data + off, len - off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			r = -errno;
+			break;
+		}
+		off += (size_t)n;
+	}
+	if (r == 0 && fchmod(fd, mode) < 0)
+		r = -errno;
+	if (close(fd) < 0 && r == 0)
+		r = -errno;
+	if (r == 0 && renameat(dirfd, tmp, dirfd, name) < 0)
+		r = -errno;
+	if (r < 0)
+		unlinkat(dirfd, tmp, 0);
+	return r;
 }
 
 int ll_file_replace(const char *path, const void *data, size_t len, mode_t mode)

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -333,6 +334,54 @@ static int load_hwloc(const struct ll_probe_options *opts, hwloc_topology_t *ret
 	return 0;
 }
 
+/* Descriptors a probe needs free at once, with room to spare: hwloc's Linux
+ * backend holds the root, a directory and a file open while it walks /sys, NVML
+ * and dlopen() a few more. Fewer, and hwloc silently reads no PCI device (seen
+ * under `ulimit -n 5`: "known, no GPUs"). */
+#define PROBE_MIN_FREE_FDS 32
+
+/* Whether PROBE_MIN_FREE_FDS descriptors can be had; -EMFILE (or -ENFILE) else. */
+static int fd_headroom(struct ll_error *err)
+{
+	int fds[PROBE_MIN_FREE_FDS], n = 0, r = 0;
+	struct rlimit rl;
+
+	for (; n < PROBE_MIN_FREE_FDS; n++) {
+		fds[n] = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
+		if (fds[n] < 0 && errno == EBADF)
+			fds[n] = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		if (fds[n] < 0) {
+			r = -errno;
+			break;
+		}
+	}
+	while (n > 0)
+		close(fds[--n]);
+	if (r == 0)
+		return 0;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+		ll_error_set(err, r, "cannot probe this machine: fewer than %d file descriptors are free (ulimit -n %llu): "
+			     "what cannot be opened would be reported as absent", PROBE_MIN_FREE_FDS,
+			     (unsigned long long)rl.rlim_cur);
+	else
+		ll_error_set(err, r, "cannot probe this machine: fewer than %d file descriptors are free (%s)",
+			     PROBE_MIN_FREE_FDS, strerror(-r));
+	return ll_error_hint(err, "raise the limit (ulimit -n 1024) or close descriptors"), r;
+}
+
+/* A read that ran out of descriptors or memory during the probe: the facts would
+ * say "none" where the truth is "could not look". */
+static int resource_failure(struct ll_error *err)
+{
+	int r = ll_io_resource_take();
+
+	if (r == 0)
+		return 0;
+	ll_error_set(err, r, "cannot probe this machine: a read failed: %s; its devices would be reported as absent",
+		     strerror(-r));
+	return ll_error_hint(err, "raise the limit (ulimit -n, ulimit -v) or free memory, then probe again"), r;
+}
+
 /* The machine itself. The static part (hwloc's discovery and NVML's answers)
  * comes from the cache when it is valid, else from a full probe that then
  * rewrites the cache; the dynamic facts are read afterwards in both cases, the
@@ -356,6 +405,10 @@ static int load_machine(const struct ll_probe_options *opts, hwloc_topology_t *r
 		if (r < 0)
 			return r;
 		r = annotate_nvml(topo, opts, err);
+		if (r < 0)
+			return r;
+		/* Never cache "none" for "could not look". */
+		r = resource_failure(err);
 		if (r < 0)
 			return r;
 		if (use_cache) {
@@ -387,6 +440,10 @@ static int load_live(const struct ll_probe_options *opts, hwloc_topology_t *ret,
 	_cleanup_(topo_destroyp) hwloc_topology_t topo = NULL;
 	int r;
 
+	ll_io_resource_take();
+	r = fd_headroom(err);
+	if (r < 0)
+		return r;
 	if (opts->fsroot) {
 		r = load_hwloc(opts, &topo, err);
 		if (r < 0)
@@ -396,6 +453,8 @@ static int load_live(const struct ll_probe_options *opts, hwloc_topology_t *ret,
 	} else {
 		r = load_machine(opts, &topo, err);
 	}
+	if (r == 0)
+		r = resource_failure(err);
 	if (r < 0)
 		return r;
 	if (hwloc_obj_add_info(hwloc_get_root_obj(topo), LL_INFO_SNAPSHOT, "1") < 0)
@@ -443,6 +502,20 @@ int ll_probe(const struct ll_probe_options *opts, hwloc_topology_t *ret_topo, st
 		return r;
 	if (ret_topo)
 		*ret_topo = LL_TAKE(topo);
+	return 0;
+}
+
+int ll_probe_save_at(hwloc_topology_t topo, int dirfd, const char *name, const char *shown, struct ll_error *err)
+{
+	char *xml = NULL;
+	int len, r;
+
+	if (hwloc_topology_export_xmlbuffer(topo, &xml, &len, 0) < 0)
+		return ll_error_set(err, -EIO, "cannot save '%s': hwloc could not export the topology", shown);
+	r = ll_file_replace_at(dirfd, name, xml, len > 0 ? (size_t)len - 1 : 0, 0644);
+	hwloc_free_xmlbuffer(topo, xml);
+	if (r < 0)
+		return ll_error_set(err, r, "cannot save '%s': %s", shown, strerror(-r));
 	return 0;
 }
 

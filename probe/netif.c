@@ -306,6 +306,8 @@ int ll_annotate_netifs(hwloc_topology_t topo, const char *fsroot, struct ll_erro
 	 * unknown too rather than failing the whole probe. */
 	if (!fsroot && getifaddrs(&ifa) == 0)
 		addrs_known = true;
+	else if (!fsroot)
+		ll_io_resource_note(-errno);
 
 	r = ll_sysfs_list(classdir, &names, &n);
 	if (r == -ENOENT || r == -ENOTDIR) {

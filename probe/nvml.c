@@ -21,6 +21,7 @@
 
 #include <hwloc.h>
 
+#include "llmlaunch/file.h"
 #include "llmlaunch/probe.h"
 
 #include "annotate.h"
@@ -507,8 +508,10 @@ int ll_annotate_nvml(hwloc_topology_t topo, const char *library, char **ret_warn
 	/* Callers may pass the default name themselves: absent, it is still the
 	 * quiet "no NVIDIA driver here" case. */
 	explicit_library = strcmp(library, LL_NVML_DEFAULT_LIBRARY) != 0;
+	errno = 0;
 	api.dl = dlopen(library, RTLD_NOW | RTLD_LOCAL);
 	if (!api.dl) {
+		ll_io_resource_note(-errno);
 		/* No NVML is the normal state of a CPU node; a library the user
 		 * named and that cannot be loaded is worth a word. */
 		if (explicit_library) {

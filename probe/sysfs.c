@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "llmlaunch/file.h"
 #include "annotations.h"
 
 char *ll_sysfs_path(const char *fsroot, const char *fmt, ...)
@@ -40,8 +41,10 @@ int ll_sysfs_read(const char *path, char **ret)
 	/* O_NONBLOCK and the S_ISREG check: a FIFO or device planted in a fake
 	 * tree must not hang or flood the probe. */
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-	if (fd < 0)
+	if (fd < 0) {
+		ll_io_resource_note(-errno);
 		return -errno;
+	}
 	if (fstat(fd, &st) < 0) {
 		int r = -errno;
 		close(fd);
@@ -110,6 +113,8 @@ int ll_sysfs_readlink(const char *path, char **ret)
 
 	n = readlink(path, buf, sizeof(buf) - 1);
 	if (n < 0)
+		ll_io_resource_note(-errno);
+	if (n < 0)
 		return -errno;
 	buf[n] = '\0';
 	*ret = ll_strdup(buf);
@@ -140,8 +145,10 @@ int ll_sysfs_list(const char *path, char ***ret, size_t *n)
 	DIR *d;
 
 	d = opendir(path);
-	if (!d)
+	if (!d) {
+		ll_io_resource_note(-errno);
 		return -errno;
+	}
 	while ((errno = 0, de = readdir(d))) {
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;

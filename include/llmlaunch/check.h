@@ -77,7 +77,8 @@ struct ll_check_size {
 };
 
 struct ll_check_node {
-	char *name;
+	char *name;                 /* a host name (ll_check_node_name_valid), NULL: unknown */
+	bool seen;                  /* its node line was read */
 	double pair_gbps[3];        /* per round: bytes each way of this node's ranks / the
 				       slower view of the pair (each view: its best
 				       repetition); -1: no pair that round */
@@ -99,6 +100,17 @@ struct ll_check_result {
 	char *last_phase;           /* the last progress line: "pairs 3 of 5" */
 };
 void ll_check_result_release(struct ll_check_result *r);
+
+/* Bounds of a result: nodes, processes a node, and a node name's length (the
+ * script carries 63 bytes a node). */
+#define LL_CHECK_MAX_NODES (1 << 20)
+#define LL_CHECK_MAX_NPROC 4096
+#define LL_CHECK_NAME_MAX 63
+
+/* A node name that may go into the exclude file and to scontrol: host name syntax
+ * (letters, digits, '-' inside dot-separated labels of at most 63; '_' as Slurm
+ * allows), at most LL_CHECK_NAME_MAX bytes. */
+bool ll_check_node_name_valid(const char *name);
 
 /* Read the script's lines. `text` may end in the middle of a line (a job that was
  * stopped): what came before is kept and complete stays false. -EINVAL (message
@@ -133,10 +145,13 @@ struct ll_check_verdict {
 	bool transport_fallback;    /* NCCL ran over sockets where the plan expected RDMA */
 	char *transport_why;
 	bool ok;                    /* nothing named, nothing slow, no fallback, complete */
+	char *advice;               /* what a fetched profile's figures say: a warning, never acted on */
 };
 void ll_check_verdict_release(struct ll_check_verdict *v);
 
 /* Decide on a complete result. `expect` (NULL: none) gives the profile's figures;
+ * those a fetched profile stated (figure.fetched) decide nothing: what they would
+ * say is v.advice;
  * `nccl` (NULL: no NCCL log was read) the log verdict: a fallback to sockets where
  * the plan expected InfiniBand or RoCE makes the check fail whatever the numbers.
  * Fills node slow/broken/why in `res`. */
@@ -149,7 +164,8 @@ enum ll_check_on_slow { LL_ON_SLOW_WARN = 0, LL_ON_SLOW_STOP, LL_ON_SLOW_EXCLUDE
 const char *ll_check_on_slow_name(enum ll_check_on_slow p);
 int ll_check_on_slow_parse(const char *s, enum ll_check_on_slow *ret); /* 0 or -EINVAL */
 
-/* The named nodes in Slurm hostlist syntax, for sbatch --exclude (malloc'ed). */
+/* The named nodes in Slurm hostlist syntax, for sbatch --exclude (malloc'ed); NULL
+ * when a named node has no name (no list that leaves one out, no placeholder). */
 char *ll_check_exclude_list(const struct ll_check_result *res, const struct ll_check_verdict *v);
 
 #endif

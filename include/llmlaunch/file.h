@@ -41,4 +41,17 @@ int ll_read_line(const char *path, char **ret);
  * `path` is untouched and the temporary file is gone. */
 int ll_file_replace(const char *path, const void *data, size_t len, mode_t mode);
 
+/* Out of descriptors or memory is no answer about a file: a reader that fails so
+ * (-EMFILE, -ENFILE, -ENOMEM) notes it here, and whoever must not take the failure
+ * for "absent" (the probe) asks afterwards. ll_io_resource_note() keeps the first
+ * such error; ll_io_resource_take() returns it (0: none) and forgets it. The readers
+ * of this file note theirs themselves. One process-wide record: the probe runs in
+ * one thread. */
+void ll_io_resource_note(int r);
+int ll_io_resource_take(void);
+/* The same inside the directory `dirfd` (NAME must not contain '/'): the temporary
+ * file is created there with O_EXCL | O_NOFOLLOW, so nothing already at its name,
+ * a planted link above all, is followed or reused. 0 or -errno. */
+int ll_file_replace_at(int dirfd, const char *name, const void *data, size_t len, mode_t mode);
+
 #endif

@@ -18,9 +18,14 @@ struct ll_nccl_conf {
 	 * "export NCCL_X" or "NCCL_X " verbatim), value the rest of the line. */
 	struct ll_assignment *entries;
 	size_t n_entries;
-	/* NCCL_CONF_FILE names a file that cannot be read (NCCL ignores it): the
-	 * path, NULL otherwise. */
+	/* NCCL_CONF_FILE names a file that cannot be read: the path, NULL otherwise;
+	 * what it is or why it cannot be read ("a FIFO", "No such file or directory");
+	 * and whether NCCL would read it forever or block on it: not a regular file
+	 * and not a directory (a FIFO, a device, a socket), which NCCL's fopen() and
+	 * fgets() do not refuse (src/misc/param.cc setEnvFile). */
 	char *unreadable;
+	char *unreadable_why;
+	bool unreadable_blocks;
 	char **strings;            /* storage of the above */
 	size_t n_strings;
 };
@@ -33,7 +38,8 @@ void ll_nccl_conf_parse(struct ll_nccl_conf *c, const char *text, const char *pa
 /* Read the files of one node: conf_file (NCCL_CONF_FILE's value, NULL or empty:
  * none) or else HOME/.nccl.conf, then /etc/nccl.conf below fsroot when read_etc
  * (false for a snapshot of another machine). A missing file is no error; only an
- * unreadable NCCL_CONF_FILE is recorded. Returns 0. */
+ * unreadable NCCL_CONF_FILE is recorded (unreadable, unreadable_why,
+ * unreadable_blocks). Returns 0. */
 int ll_nccl_conf_load(struct ll_nccl_conf *c, const char *conf_file, const char *home, const char *fsroot,
 		      bool read_etc);
 

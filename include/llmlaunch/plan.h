@@ -86,6 +86,8 @@ struct ll_plan_input {
 	const struct ll_assignment *nccl_conf;
 	size_t n_nccl_conf;
 	const char *nccl_conf_unreadable;
+	const char *nccl_conf_unreadable_why;  /* "a FIFO", "Permission denied" */
+	bool nccl_conf_blocks;                  /* NCCL would block on it or read it forever */
 	struct ll_process_limits limits;
 	/* Inherited environment (environ-style "NAME=VALUE" strings, NULL-terminated). */
 	char *const *environ;

@@ -56,5 +56,8 @@ int ll_probe(const struct ll_probe_options *opts, hwloc_topology_t *ret_topo, st
 
 /* Write the annotated topology as hwloc XML (lstopo-readable). */
 int ll_probe_save(hwloc_topology_t topo, const char *path, struct ll_error *err);
+/* The same as NAME inside the directory `dirfd` (ll_file_replace_at); `shown` names
+ * it in messages. */
+int ll_probe_save_at(hwloc_topology_t topo, int dirfd, const char *name, const char *shown, struct ll_error *err);
 
 #endif

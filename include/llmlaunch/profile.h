@@ -67,15 +67,27 @@ struct ll_profile_figure {
 	double value;           /* < 0: not stated */
 	const char *origin;     /* borrowed from the stating profile (the set owns it) */
 	unsigned line;
+	bool fetched;           /* stated by a profile fetched over the network: it warns, never acts */
+};
+
+/* Which of the Prolog's expectations a fetched profile stated (ll_profile_expect.fetched). */
+enum {
+	LL_EXPECT_GPUS = 1u << 0,
+	LL_EXPECT_ACTIVE_RDMA_PORTS = 1u << 1,
+	LL_EXPECT_LINK_LAYER = 1u << 2,
+	LL_EXPECT_GDR_REQUIRED = 1u << 3,
 };
 
 /* `expect`: health expectations for the Slurm prolog, and the preflight check's
- * figures. -1 / UNKNOWN: not stated. */
+ * figures. -1 / UNKNOWN: not stated. What a fetched profile states only warns
+ * (docs/security.md): its bit in `fetched`, or the figure's own `fetched`; and it
+ * never replaces what a local profile or the site's config stated. */
 struct ll_profile_expect {
 	int gpus;
 	int active_rdma_ports;
 	enum ll_link_layer link_layer;
 	enum ll_tristate gdr_required;
+	unsigned fetched;       /* LL_EXPECT_* bits of the fields above a fetched profile stated */
 	struct ll_profile_figure allreduce_busbw_gbps; /* the whole job's, at the largest size */
 	struct ll_profile_figure pair_busbw_gbps;      /* a node's figure: its best pair test */
 	struct ll_profile_figure pair_latency_us;      /* a node's best small-message round trip / 2 */
@@ -83,6 +95,11 @@ struct ll_profile_expect {
 
 /* The expectations of nothing stated. */
 void ll_profile_expect_init(struct ll_profile_expect *e);
+/* Merge p's expectations into `into` as the layers do: later wins field by field,
+ * but a fetched profile's field (marked in `fetched`) never replaces one that a
+ * local profile or the site's config stated. */
+struct ll_profile;
+void ll_profile_expect_merge(struct ll_profile_expect *into, const struct ll_profile *p);
 
 struct ll_profile_ref {
 	char *target;           /* name, path or URL as written */
@@ -92,6 +109,8 @@ struct ll_profile_ref {
 struct ll_profile {
 	char *origin;           /* file path or URL (no #fragment): the FILE in FILE:LINE */
 	bool remote;            /* fetched over the network */
+	bool nonpublic;         /* fetched from a loopback, link-local or private address:
+				 * only then may its `extends` reach such addresses */
 	char *name;             /* `name`, else the file's stem */
 	char *description;
 	struct ll_profile_ref *extends;
@@ -147,6 +166,12 @@ bool ll_profile_var_restricted(const char *name, const char *value);
  * libfabric (FI_*) and UCX tuning names, and a few others (RDMAV_FORK_SAFE,
  * CUDA_DEVICE_MAX_CONNECTIONS, TORCH_NCCL_*). Never a restricted one. */
 bool ll_profile_var_remote_allowed(const char *name, const char *value);
+/* The directories (with their trailing '/') below which a fetched profile's
+ * `when_exists` may test a path, and the test: inside one of them, without "." or
+ * ".." components or "//". */
+extern const char *const ll_when_exists_remote_dirs[];
+extern const size_t ll_n_when_exists_remote_dirs;
+bool ll_profile_when_exists_remote_allowed(const char *path);
 /* [A-Z_][A-Z0-9_]* */
 bool ll_profile_var_name_valid(const char *name);
 
@@ -169,6 +194,8 @@ struct ll_fetch_opts {
 	long budget_ms;             /* > 0: at most this long, whatever the timeouts (what is
 				     * left of a resolution's LL_PROFILE_FETCH_BUDGET_S) */
 	size_t max_bytes;           /* 0: LL_PROFILE_MAX_BYTES */
+	bool public_only;           /* connect to no loopback, link-local or private address
+				     * (an `extends` of a fetched profile, docs/security.md) */
 };
 
 struct ll_fetch_result {
@@ -177,6 +204,8 @@ struct ll_fetch_result {
 	char *url;                  /* without the #sha256= fragment, credentials redacted */
 	bool from_cache;            /* served from the cache (304, pinned hit or offline) */
 	char *warning;              /* set when the cache was used because the server could not be reached */
+	bool nonpublic;             /* the answer came from a loopback, link-local or private
+				     * address (false when unknown: served from the cache) */
 };
 void ll_fetch_result_release(struct ll_fetch_result *r);
 

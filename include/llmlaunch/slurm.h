@@ -60,6 +60,8 @@ struct ll_health {
  *   active_rdma_ports  at least this many ACTIVE ports (of link_layer when stated)
  *   link_layer         without active_rdma_ports: at least one active port of it
  *   gdr_required       true: the nvidia_peermem (or nv_peer_mem) module is loaded
+ * Faults come only from fields no fetched profile stated (e->fetched): what a
+ * fetched profile's fields add is a note, so a shared profile cannot drain nodes.
  * `ret` is filled and owned by the caller (ll_health_release). */
 void ll_health_check(const struct ll_facts *facts, const struct ll_profile_expect *e, struct ll_health *ret);
 void ll_health_release(struct ll_health *h);
@@ -74,7 +76,8 @@ void ll_health_release(struct ll_health *h);
  * Adds to `h` (after ll_health_check). */
 void ll_health_check_fabric(const struct ll_facts *facts, int imex_before, bool slurm_imex, struct ll_health *h);
 /* The IMEX channel count an earlier Prolog of this boot saw (STATE_DIR/imex-channels),
- * -1 when none was recorded. */
+ * -1 when none was recorded, or when STATE_DIR is not one only this user may change
+ * (ll_slurm_state_dir_open): a mark anyone could plant must not drain a node. */
 int ll_slurm_imex_before(const char *state_dir);
 /* Record the node's IMEX channel count when it has channels; 0 or -errno. */
 int ll_slurm_imex_remember(const char *state_dir, const struct ll_facts *facts);
@@ -95,10 +98,27 @@ char *ll_health_faults_line(const struct ll_health *h);
 /* STATE_DIR/snapshot.xml (malloc'ed). */
 char *ll_slurm_snapshot_path(const char *state_dir);
 
+/* Open the state directory for root's Prolog or for reading root's snapshot: an
+ * absolute path walked one component at a time without following a symbolic link
+ * anywhere, the directory owned by `owner` and writable by nobody else (not its
+ * group, not others). `create`: make the last component (0755) when it is missing.
+ * Returns the directory's descriptor (O_CLOEXEC) or -errno with `err` saying why
+ * ("is a symbolic link", "is owned by uid 1000", "is writable by others"). */
+int ll_slurm_state_dir_open(const char *dir, uid_t owner, bool create, struct ll_error *err);
+
+/* The Prolog's snapshot as a TaskProlog may trust it: STATE_DIR owned by root and
+ * writable by nobody else (ll_slurm_state_dir_open), snapshot.xml a regular file,
+ * not a link, owned by root and writable by nobody else. 0 with *ret_path, a path
+ * that reads it through the checked directory (malloc'ed), and *ret_dirfd, which
+ * the caller closes after the load; -ENOENT when there is none; another -errno
+ * with `err` saying why the snapshot is not used. */
+int ll_slurm_snapshot_trusted(const char *state_dir, char **ret_path, int *ret_dirfd, struct ll_error *err);
+
 /* Write `topo` as STATE_DIR/snapshot.xml: a temporary file in the same directory,
  * made readable by every user (0644), then renamed over the old one, so a reader
- * sees the old snapshot or the new one, never half of one. Creates STATE_DIR (0755)
- * when it is missing (not its parents). *ret_path (optional) gets the final path. */
+ * sees the old snapshot or the new one, never half of one. STATE_DIR is opened with
+ * ll_slurm_state_dir_open() (owner: this process's user) and created (0755) when it
+ * is missing (not its parents). *ret_path (optional) gets the final path. */
 int ll_slurm_save_snapshot(hwloc_topology_t topo, const char *state_dir, char **ret_path, struct ll_error *err);
 
 /* Where scontrol is: `hint` when it is an executable file, else the first executable

@@ -29,6 +29,7 @@ void ll_check_verdict_release(struct ll_check_verdict *v)
 	free(v->named);
 	free(v->job_why);
 	free(v->transport_why);
+	free(v->advice);
 	*v = (struct ll_check_verdict){ 0 };
 }
 
@@ -62,14 +63,20 @@ struct views {
 static int parse_header(struct ll_check_result *r, json_t *o, struct views *v)
 {
 	const char *backend = json_string_value(json_object_get(o, "backend"));
+	json_int_t world = json_integer_value(json_object_get(o, "world"));
+	json_int_t nnodes = json_integer_value(json_object_get(o, "nnodes"));
+	json_int_t nproc = json_integer_value(json_object_get(o, "nproc"));
+	json_int_t rounds = json_integer_value(json_object_get(o, "rounds"));
 
-	r->world = (int)json_integer_value(json_object_get(o, "world"));
-	r->nnodes = (int)json_integer_value(json_object_get(o, "nnodes"));
-	r->nproc = (int)json_integer_value(json_object_get(o, "nproc"));
-	r->rounds = (int)json_integer_value(json_object_get(o, "rounds"));
-	if (!backend || r->nnodes < 1 || r->nnodes > (1 << 20) || r->nproc < 1 || r->world != r->nnodes * r->nproc ||
-	    r->rounds < 0 || r->rounds > 3 || r->rounds != ll_check_rounds((size_t)r->nnodes))
+	/* Each count within its bound before it becomes an int, and their product in
+	 * 64 bits: 65,536 nodes x 65,537 processes overflowed an int and passed. */
+	if (!backend || nnodes < 1 || nnodes > LL_CHECK_MAX_NODES || nproc < 1 || nproc > LL_CHECK_MAX_NPROC ||
+	    world != nnodes * nproc || rounds < 0 || rounds > 3 || rounds != ll_check_rounds((size_t)nnodes))
 		return -EINVAL;
+	r->world = (int)world;
+	r->nnodes = (int)nnodes;
+	r->nproc = (int)nproc;
+	r->rounds = (int)rounds;
 	r->backend = ll_strdup(backend);
 	r->nodes = ll_calloc((size_t)r->nnodes, sizeof(*r->nodes));
 	for (int i = 0; i < r->nnodes; i++)
@@ -205,10 +212,14 @@ int ll_check_parse(const char *text, const char *origin, struct ll_check_result 
 			json_int_t i = json_integer_value(x);
 			const char *name = json_string_value(json_object_get(o, "name"));
 
-			if (i < 0 || i >= r.nnodes || !name || !*name || r.nodes[i].name) {
+			/* "" is a node whose llmlaunch knew no name for it: it stays
+			 * unnamed. Anything else must be a host name, for it goes to the
+			 * exclude file and to scontrol. */
+			if (i < 0 || i >= r.nnodes || !name || r.nodes[i].seen || (*name && !ll_check_node_name_valid(name))) {
 				rc = bad_line(err, origin, line, "not a valid node line");
 			} else {
-				r.nodes[i].name = ll_strdup(name);
+				r.nodes[i].seen = true;
+				r.nodes[i].name = *name ? ll_strdup(name) : NULL;
 				r.nodes[i].nccl_fallback = json_is_true(json_object_get(o, "nccl_fallback"));
 			}
 		} else if ((x = json_object_get(o, "allreduce"))) {
@@ -224,10 +235,8 @@ int ll_check_parse(const char *text, const char *origin, struct ll_check_result 
 		}
 		json_decref(o);
 	}
-	if (rc == 0 && r.complete)
-		for (int i = 0; i < r.nnodes; i++)
-			if (!r.nodes[i].name)
-				r.nodes[i].name = ll_asprintf("node %d", i);
+	/* A node without a name stays without one: a placeholder ("node 2") would go
+	 * into the exclude file and to scontrol as if it were a host. */
 	if (rc == 0 && r.nodes)
 		join_views(&r, &v);
 	free(v.time_us);
@@ -240,9 +249,85 @@ int ll_check_parse(const char *text, const char *origin, struct ll_check_result 
 	return 0;
 }
 
+bool ll_check_node_name_valid(const char *s)
+{
+	size_t label = 0, n = 0;
+
+	/* Host name syntax (RFC 1123: letters, digits, '-' inside labels of at most 63,
+	 * dot-separated), with '_' as Slurm node names may have it; at most
+	 * LL_CHECK_NAME_MAX bytes, what the check's script carries. No character that
+	 * means something to hostlist syntax, scontrol or a shell. */
+	if (!s || !*s)
+		return false;
+	for (const char *c = s; *c; c++, n++) {
+		if (*c == '.') {
+			if (label == 0 || c[-1] == '-')
+				return false;
+			label = 0;
+			continue;
+		}
+		if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '_' ||
+		      (*c == '-' && label > 0)))
+			return false;
+		if (++label > 63)
+			return false;
+	}
+	return n <= LL_CHECK_NAME_MAX && label > 0 && s[n - 1] != '-';
+}
+
 static char *figure_source(const struct ll_profile_figure *f)
 {
 	return ll_asprintf("profile %s:%u", f->origin ? f->origin : "?", f->line);
+}
+
+/* What a fetched profile's figures would have said: the nodes below its pair
+ * figure or above its latency (at most 8 named), the job below its all-reduce
+ * figure. NULL when nothing misses them. */
+static char *fetched_advice(const struct ll_check_result *res, const struct ll_profile_expect *e)
+{
+	const struct ll_profile_figure *bw = e->pair_busbw_gbps.fetched ? &e->pair_busbw_gbps : NULL;
+	const struct ll_profile_figure *lat = e->pair_latency_us.fetched ? &e->pair_latency_us : NULL;
+	const struct ll_profile_figure *job = e->allreduce_busbw_gbps.fetched ? &e->allreduce_busbw_gbps : NULL;
+	size_t missed = 0;
+	struct ll_buf b, names;
+
+	ll_buf_init(&b);
+	ll_buf_init(&names);
+	for (int i = 0; i < res->nnodes; i++) {
+		const struct ll_check_node *n = &res->nodes[i];
+
+		if (!((bw && bw->value > 0 && n->gbps > 0 && n->gbps < bw->value) ||
+		      (lat && lat->value > 0 && n->lat_us > 0 && n->lat_us > lat->value)))
+			continue;
+		if (missed++ < 8)
+			ll_buf_addf(&names, "%s%s", names.len ? ", " : "", n->name ? n->name : "a node without a name");
+	}
+	if (missed) {
+		_cleanup_free_ char *a = bw && bw->value > 0 ? figure_source(bw) : NULL;
+		_cleanup_free_ char *c = lat && lat->value > 0 ? figure_source(lat) : NULL;
+
+		ll_buf_addf(&b, "%zu node%s miss%s a fetched profile's figures (%s%s%s): %s%s", missed,
+			    missed == 1 ? "" : "s", missed == 1 ? "es" : "", a ? a : "", a && c ? "; " : "", c ? c : "",
+			    names.s, missed > 8 ? " and more" : "");
+	}
+	if (job && job->value > 0 && res->n_sizes) {
+		const struct ll_check_size *big = &res->sizes[0];
+		_cleanup_free_ char *src = figure_source(job);
+
+		for (size_t k = 1; k < res->n_sizes; k++)
+			if (res->sizes[k].bytes > big->bytes)
+				big = &res->sizes[k];
+		if (big->busbw_gbps < job->value)
+			ll_buf_addf(&b, "%sthe all-reduce's bus bandwidth %.3g GB/s is below a fetched profile's %.3g GB/s (%s)",
+				    b.len ? "; " : "", big->busbw_gbps, job->value, src);
+	}
+	ll_buf_release(&names);
+	if (!b.len) {
+		ll_buf_release(&b);
+		return NULL;
+	}
+	ll_buf_add(&b, "; a warning only: a profile fetched over the network cannot name, exclude or drain nodes");
+	return ll_buf_detach(&b);
 }
 
 static void name_node(struct ll_check_verdict *v, size_t i)
@@ -270,6 +355,24 @@ void ll_check_decide(struct ll_check_result *res, const struct ll_profile_expect
 	}
 	v.median_gbps = median(g, n_g);
 	v.median_lat_us = median(l, n_l);
+
+	/* A fetched profile's figures warn and never act (docs/security.md): they are
+	 * said in v.advice, and the thresholds are as if they were not stated. */
+	if (expect && (expect->pair_busbw_gbps.fetched || expect->pair_latency_us.fetched ||
+		       expect->allreduce_busbw_gbps.fetched)) {
+		struct ll_profile_expect local = *expect;
+		static const struct ll_profile_figure unstated = { .value = -1 };
+
+		if (local.pair_busbw_gbps.fetched)
+			local.pair_busbw_gbps = unstated;
+		if (local.pair_latency_us.fetched)
+			local.pair_latency_us = unstated;
+		if (local.allreduce_busbw_gbps.fetched)
+			local.allreduce_busbw_gbps = unstated;
+		ll_check_decide(res, &local, nccl, ret);
+		ret->advice = fetched_advice(res, expect);
+		return;
+	}
 
 	/* The thresholds and their sources: a profile's figure for this machine type
 	 * first, else the job's own median. */
@@ -407,9 +510,14 @@ void ll_check_decide(struct ll_check_result *res, const struct ll_profile_expect
 			size_t shown = 0;
 
 			ll_buf_add(&b, " (seen in the logs of ");
-			for (int i = 0; i < res->nnodes; i++)
-				if (res->nodes[i].nccl_fallback)
+			for (int i = 0; i < res->nnodes; i++) {
+				if (!res->nodes[i].nccl_fallback)
+					continue;
+				if (res->nodes[i].name)
 					ll_buf_addf(&b, "%s%s", shown++ ? ", " : "", res->nodes[i].name);
+				else
+					ll_buf_addf(&b, "%snode rank %d (no name)", shown++ ? ", " : "", i);
+			}
 			ll_buf_add(&b, ")");
 		}
 		if (b.len) {
@@ -427,7 +535,10 @@ char *ll_check_exclude_list(const struct ll_check_result *res, const struct ll_c
 {
 	_cleanup_free_ char **names = ll_calloc(v->n_named + 1, sizeof(char *));
 
-	for (size_t i = 0; i < v->n_named; i++)
+	for (size_t i = 0; i < v->n_named; i++) {
 		names[i] = res->nodes[v->named[i]].name;
+		if (!names[i])
+			return NULL;
+	}
 	return ll_hostlist_compress(names, v->n_named);
 }

@@ -215,11 +215,13 @@ static void print_report(FILE *f, bool json, const struct ll_check_result *res, 
 	ll_out_bool(o, "fallback", NULL, v->transport_fallback);
 	ll_out_string(o, "why", v->transport_why ? "  transport: %s\n" : "", v->transport_why);
 	ll_out_close_object(o);
+	ll_out_string(o, "advice", v->advice ? "  warning: %s\n" : "", v->advice);
 	ll_out_bool(o, "ok", NULL, v->ok);
 	if (v->ok)
 		ll_out_text(o, "verdict: ok, no node named\n");
 	else if (v->n_named)
-		ll_out_text(o, "verdict: %zu node%s named: %s\n", v->n_named, v->n_named == 1 ? "" : "s", exclude);
+		ll_out_text(o, "verdict: %zu node%s named: %s\n", v->n_named, v->n_named == 1 ? "" : "s",
+			    exclude ? exclude : "one has no host name");
 	else
 		ll_out_text(o, "verdict: not ok\n");
 	ll_out_close_object(o);
@@ -251,6 +253,8 @@ static void drain_nodes(const struct ll_check_result *res, const struct ll_check
 		_cleanup_free_ char *reason = ll_asprintf("llmlaunch preflight: %s", n->why ? n->why : "slow");
 		struct ll_error err = { 0 };
 
+		if (!n->name)
+			continue; /* no placeholder goes to scontrol */
 		if (ll_slurm_drain(scontrol, n->name, reason, LL_SLURM_PROLOG_TIMEOUT, &err) < 0) {
 			ll_warnf("--drain: %s", err.message);
 			ll_error_clear(&err);
@@ -272,7 +276,8 @@ static int act(const struct ll_check_request *req, const struct ll_check_result 
 		return 0;
 	ll_buf_init(&what);
 	if (v->n_named)
-		ll_buf_addf(&what, "preflight check named %zu node%s: %s", v->n_named, v->n_named == 1 ? "" : "s", exclude);
+		ll_buf_addf(&what, "preflight check named %zu node%s: %s", v->n_named, v->n_named == 1 ? "" : "s",
+			    exclude ? exclude : "one has no host name");
 	if (v->job_slow)
 		ll_buf_addf(&what, "%spreflight check: the job is slow: %s", what.len ? "; " : "", v->job_why);
 	if (v->transport_fallback)
@@ -282,7 +287,10 @@ static int act(const struct ll_check_request *req, const struct ll_check_result 
 		ll_buf_release(&what);
 		return 1;
 	}
-	if (cli->on_slow == LL_ON_SLOW_EXCLUDE && v->n_named && node0) {
+	if (cli->on_slow == LL_ON_SLOW_EXCLUDE && v->n_named && node0 && !exclude) {
+		ll_error_set(err, -EHOSTDOWN, "%s; a named node has no host name, so no exclude file was written; the job "
+				"was not started", what.s);
+	} else if (cli->on_slow == LL_ON_SLOW_EXCLUDE && v->n_named && node0) {
 		_cleanup_free_ char *line = ll_asprintf("%s\n", exclude);
 		int r = ll_file_replace(file, line, strlen(line), 0644);
 
@@ -321,15 +329,15 @@ void ll_cli_check_exclude_missing(const struct ll_check_cli *cli, const char *mi
 
 /* ---- the launch ---- */
 
-/* This node's name as the launcher knows it (Slurm's node name, else the host's), or
- * NULL: the check then names the node by its rank and writes no exclude file. */
+/* "" when no name fit for the exclude file and scontrol is known: the node stays
+ * unnamed in the verdict, never a placeholder such as "node2". */
 static const char *node_name(const struct ll_facts *facts)
 {
 	const char *s = getenv("SLURMD_NODENAME");
 
-	if (s && *s)
-		return s;
-	return facts && facts->hostname ? facts->hostname : NULL;
+	if (!(s && *s) && facts)
+		s = facts->hostname;
+	return ll_check_node_name_valid(s) ? s : "";
 }
 
 static char *sizes_arg(const struct ll_check_params *p)
@@ -390,7 +398,7 @@ int ll_cli_check(const struct ll_check_request *req, struct ll_error *err)
 	struct ll_check_model model = { .alpha_us = gpus ? 10 : 250, .node_gbps = gpus ? 400 : 0.5 };
 	struct ll_check_estimate est;
 	_cleanup_(ll_plan_freep) struct ll_plan *plan = check_plan(req);
-	_cleanup_free_ char *script = NULL, *out_path = NULL, *flag_path = NULL, *self_name = NULL;
+	_cleanup_free_ char *script = NULL, *out_path = NULL, *flag_path = NULL;
 	_cleanup_free_ char *sizes = NULL, *partners = NULL, *pair_bytes = NULL, *iters = NULL, *reps = NULL;
 	_cleanup_free_ char *ar_reps = NULL, *lat_iters = NULL;
 	_cleanup_free_ char *text = NULL, *exclude = NULL;
@@ -435,8 +443,6 @@ int ll_cli_check(const struct ll_check_request *req, struct ll_error *err)
 			goto out;
 		out_path = ll_asprintf("%s/check.jsonl", job.path);
 		flag_path = ll_asprintf("%s/nccl-fallback", job.path);
-		if (!name)
-			name = self_name = ll_asprintf("rank-%zu", node_rank);
 		{
 			char *args[] = { "--out", out_path, "--node-name", (char *)name, partners, "--sizes", sizes,
 					 "--pair-bytes", pair_bytes, "--iters", iters, "--reps", reps, "--lat-iters",

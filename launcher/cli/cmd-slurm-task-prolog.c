@@ -152,6 +152,7 @@ int ll_cmd_slurm_task_prolog(int argc, char **argv, struct ll_ctx *ctx)
 	struct task_prolog_options o = { .state_dir = LL_SLURM_STATE_DIR };
 	_cleanup_(ll_plan_freep) struct ll_plan *plan = NULL;
 	_cleanup_free_ char *snapshot = NULL;
+	int snapshot_dirfd = -1;
 	const char *localid = getenv("SLURM_LOCALID");
 	/* Warnings once per node, not once per task: 8 tasks would print 8 copies. */
 	bool warnings = !localid || strcmp(localid, "0") == 0;
@@ -164,12 +165,18 @@ int ll_cmd_slurm_task_prolog(int argc, char **argv, struct ll_ctx *ctx)
 		ll_plan_cmd_options_release(&o.plan);
 		return r < 0 ? LL_EXIT_USAGE : LL_EXIT_OK;
 	}
-	if (!ctx->probe.topology_file && !ctx->probe.fsroot) {
-		snapshot = ll_slurm_snapshot_path(o.state_dir);
-		if (access(snapshot, R_OK) == 0)
-			ctx->probe.topology_file = snapshot;
-	}
 	ll_buf_init(&out);
+	if (!ctx->probe.topology_file && !ctx->probe.fsroot) {
+		/* Only root's snapshot in root's directory: one the job's user (or anyone
+		 * but root) could edit would let them choose another job's NCCL variables. */
+		r = ll_slurm_snapshot_trusted(o.state_dir, &snapshot, &snapshot_dirfd, &err);
+		if (r == 0)
+			ctx->probe.topology_file = snapshot;
+		else if (r != -ENOENT && warnings)
+			add_print(&out, "llmlaunch: warning: not using the Prolog's snapshot: %s; probing this node instead",
+				  err.message);
+		ll_error_clear(&err);
+	}
 	r = ll_ctx_plan(ctx, &o.plan, environ, &plan, NULL, &err);
 	if (r < 0 && ctx->probe.topology_file == snapshot && snapshot) {
 		/* A damaged snapshot: the live node is still there to probe. */
@@ -189,6 +196,8 @@ int ll_cmd_slurm_task_prolog(int argc, char **argv, struct ll_ctx *ctx)
 	 * failure that is not the job's business: Slurm would not see the exports. */
 	fputs(out.s, stdout);
 	ll_buf_release(&out);
+	if (snapshot_dirfd >= 0)
+		close(snapshot_dirfd);
 	ll_error_clear(&err);
 	ll_plan_cmd_options_release(&o.plan);
 	return LL_EXIT_OK;

@@ -206,6 +206,8 @@ int ll_ctx_plan(struct ll_ctx *ctx, const struct ll_plan_cmd_options *o, char *c
 		in.nccl_conf = conf.entries;
 		in.n_nccl_conf = conf.n_entries;
 		in.nccl_conf_unreadable = conf.unreadable;
+		in.nccl_conf_unreadable_why = conf.unreadable_why;
+		in.nccl_conf_blocks = conf.unreadable_blocks;
 	}
 	process_limits(&in.limits);
 	in.launcher = ll_agree_launcher(ll_env_or_process(environ_), &in.launcher_why);

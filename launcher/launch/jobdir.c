@@ -1,20 +1,27 @@
 /* The job directory: $TMPDIR/llmlaunch-PID, torchrun's --log_dir, the workers' exit
  * records and NCCL's logs. A launch holds an exclusive flock() on its LOCK file for
- * as long as it runs; the kernel drops the lock when the process dies, however it
- * dies. So a directory whose lock can be taken, and whose PID is gone, was left by a
- * launcher that was killed (SIGKILL, the OOM killer, a node reset of the cgroup):
- * the next launch removes it. A directory kept on purpose (NCCL logs of a failed
- * job) has no lock file and is left alone. */
+ * as long as the job runs: the descriptor is inherited across exec and fork, so
+ * `run --exec` (llmlaunch becomes torchrun) and torchrun's workers hold it too, and
+ * the kernel drops it when the last of them dies, however it dies. The lock file
+ * names the host and the boot that took it. A directory is stale when its lock
+ * file says this host and this boot and its lock can be taken: the launcher and
+ * its job were killed (SIGKILL, the OOM killer, a node reset of the cgroup), and
+ * the next launch removes it; or this host but an earlier boot. Another host's
+ * directory (a TMPDIR shared between nodes, where flock() may not reach) and one
+ * whose lock file says nothing are never ours to judge; nor is a PID: kill(pid, 0)
+ * says ESRCH for a live launcher in another PID namespace or on another node. A
+ * directory kept on purpose (NCCL logs of a failed job) has no lock file and is
+ * left alone. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "llmlaunch/file.h"
 #include "llmlaunch/launch.h"
 
 #define JOBDIR_PREFIX "llmlaunch-"
@@ -29,6 +36,20 @@ static const char *tmp_dir(const char *tmp)
 	return tmp && *tmp ? tmp : "/tmp";
 }
 
+/* "host HOSTNAME\nboot BOOT_ID\n": who holds the lock (a boot id is unique per boot,
+ * /proc/sys/kernel/random/boot_id, proc(5)). NULL when either is unknown. */
+static char *owner_text(void)
+{
+	_cleanup_free_ char *boot = NULL;
+	char host[256];
+
+	if (gethostname(host, sizeof(host)) < 0 || !host[0] || ll_read_line("/proc/sys/kernel/random/boot_id", &boot) < 0 ||
+	    !*boot)
+		return NULL;
+	host[sizeof(host) - 1] = '\0';
+	return ll_asprintf("host %s\nboot %s\n", host, boot);
+}
+
 char *ll_jobdir_path(const char *tmp)
 {
 	return ll_asprintf("%s/" JOBDIR_PREFIX "%d", tmp_dir(tmp), (int)getpid());
@@ -41,7 +62,7 @@ char *ll_jobdir_pattern(const char *tmp)
 
 int ll_jobdir_create(const char *tmp, struct ll_jobdir *ret, struct ll_error *err)
 {
-	_cleanup_free_ char *d = ll_jobdir_path(tmp), *lock = NULL, *lock_tmp = NULL;
+	_cleanup_free_ char *d = ll_jobdir_path(tmp), *lock = NULL, *lock_tmp = NULL, *owner = owner_text();
 	int fd;
 
 	if (mkdir(d, 0700) < 0) {
@@ -50,11 +71,15 @@ int ll_jobdir_create(const char *tmp, struct ll_jobdir *ret, struct ll_error *er
 		if (!mkdtemp(d))
 			return ll_error_set(err, -errno, "cannot create the job directory '%s': %s", d, strerror(errno));
 	}
-	/* Locked before it gets its name: a cleaner never sees our lock file unlocked. */
+	/* Locked and signed before it gets its name: a cleaner never sees our lock file
+	 * unlocked or anonymous. No O_CLOEXEC: the lock must outlive an exec (--exec)
+	 * and be held by the job's processes too. */
 	lock_tmp = ll_asprintf("%s/" LL_JOBDIR_LOCK ".XXXXXX", d);
 	lock = ll_asprintf("%s/" LL_JOBDIR_LOCK, d);
-	fd = mkostemp(lock_tmp, O_CLOEXEC);
-	if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) < 0 || rename(lock_tmp, lock) < 0) {
+	fd = mkostemp(lock_tmp, 0);
+	if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) < 0 ||
+	    (owner && write(fd, owner, strlen(owner)) != (ssize_t)strlen(owner) && (errno = EIO)) ||
+	    rename(lock_tmp, lock) < 0) {
 		int r = -errno;
 
 		if (fd >= 0) {
@@ -151,45 +176,49 @@ void ll_jobdir_release(struct ll_jobdir *j)
 	j->lock_fd = -1;
 }
 
-/* "llmlaunch-PID" or "llmlaunch-PID-XXXXXX": the PID, else 0. */
-static pid_t name_pid(const char *name)
+/* "llmlaunch-PID" or "llmlaunch-PID-XXXXXX": the name of a job directory. */
+static bool is_jobdir_name(const char *name)
 {
 	const char *p = name + strlen(JOBDIR_PREFIX);
 	char *end;
 	long v;
 
 	if (!ll_startswith(name, JOBDIR_PREFIX) || *p < '1' || *p > '9')
-		return 0;
+		return false;
 	v = strtol(p, &end, 10);
-	if ((*end != '\0' && *end != '-') || v <= 0 || v > (1L << 22))
-		return 0;
-	return (pid_t)v;
+	return (*end == '\0' || *end == '-') && v > 0 && v <= (1L << 22);
 }
 
-/* Is dirfd/name a job directory whose launcher is gone? Ours, a real directory,
- * its PID no longer running, and its lock file there and not locked. */
-static bool is_stale(int dirfd, const char *name)
+/* Is dirfd/name a job directory whose launcher and job are gone? Ours, a real
+ * directory, its lock file signed by this host, and either an earlier boot or a
+ * lock that can be taken (nobody holds it: the launcher, an exec'ed torchrun and
+ * every worker are gone). Never our own. */
+static bool is_stale(int dirfd, const char *name, const char *self, const char *owner)
 {
+	_cleanup_free_ char *text = NULL;
 	struct stat st;
-	pid_t pid = name_pid(name);
 	int fd, lock;
 	bool stale = false;
 
-	if (pid <= 0 || pid == getpid())
+	if (!owner || !is_jobdir_name(name) || (self && strcmp(name, self) == 0))
 		return false;
 	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid())
-		return false;
-	/* Alive, or alive as someone else's process: not ours to judge. */
-	if (kill(pid, 0) == 0 || errno != ESRCH)
 		return false;
 	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return false;
 	lock = openat(fd, LL_JOBDIR_LOCK, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	if (lock >= 0) {
-		stale = fstat(lock, &st) == 0 && S_ISREG(st.st_mode) && flock(lock, LOCK_EX | LOCK_NB) == 0;
-		close(lock);
+	if (lock >= 0 && fstat(lock, &st) == 0 && S_ISREG(st.st_mode) && ll_read_fd(lock, 4096, &text, NULL) == 0) {
+		const char *nl = strchr(owner, '\n');
+		size_t host_len = nl ? (size_t)(nl - owner) + 1 : 0;
+
+		if (strcmp(text, owner) == 0)
+			stale = flock(lock, LOCK_EX | LOCK_NB) == 0;
+		else if (host_len && strncmp(text, owner, host_len) == 0 && ll_startswith(text + host_len, "boot "))
+			stale = true; /* this host, another boot: nothing of it runs */
 	}
+	if (lock >= 0)
+		close(lock);
 	close(fd);
 	return stale;
 }
@@ -197,6 +226,8 @@ static bool is_stale(int dirfd, const char *name)
 int ll_jobdir_clean_stale(const char *tmp, char ***ret_removed, size_t *ret_n)
 {
 	const char *dir = tmp_dir(tmp);
+	_cleanup_free_ char *owner = owner_text(), *self_path = ll_jobdir_path(tmp);
+	const char *self = strrchr(self_path, '/') + 1;
 	struct dirent *e;
 	DIR *d;
 	int fd;
@@ -208,7 +239,7 @@ int ll_jobdir_clean_stale(const char *tmp, char ***ret_removed, size_t *ret_n)
 		return -errno;
 	fd = dirfd(d);
 	while ((e = readdir(d))) {
-		if (!ll_startswith(e->d_name, JOBDIR_PREFIX) || !is_stale(fd, e->d_name))
+		if (!is_stale(fd, e->d_name, self, owner))
 			continue;
 		if (rm_tree_at(fd, e->d_name, 0) == 0)
 			*(char **)ll_array_push(ret_removed, ret_n, sizeof(char *)) =

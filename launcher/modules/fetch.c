@@ -6,8 +6,12 @@
  *
  * Built as the module llmlaunch-fetch.so so that libcurl and its TLS stack load only
  * when a profile URL is used (launcher/profile/profile-fetch.c loads it). */
+#include <arpa/inet.h>
 #include <curl/curl.h>
 #include <errno.h>
+#include <netinet/in.h>
+#include <strings.h>
+#include <sys/socket.h>
 #include <jansson.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -22,18 +26,92 @@
 
 #define MAX_REDIRECTS 5
 
-static bool host_is_loopback(const char *url)
+/* Where an address is: the classes that name this machine or a private network
+ * (RFC 1122 loopback and "this network", RFC 1918, RFC 6598 shared, RFC 3927 and
+ * RFC 4291 link-local, RFC 4193 unique local, IPv4-mapped forms of them). */
+static bool v4_nonpublic(const unsigned char *a)
+{
+	return a[0] == 127 || a[0] == 10 || a[0] == 0 || (a[0] == 172 && (a[1] & 0xf0) == 16) ||
+	       (a[0] == 192 && a[1] == 168) || (a[0] == 169 && a[1] == 254) || (a[0] == 100 && (a[1] & 0xc0) == 64);
+}
+
+static bool addr_nonpublic(const struct sockaddr *sa)
+{
+	if (sa->sa_family == AF_INET)
+		return v4_nonpublic((const unsigned char *)&((const struct sockaddr_in *)sa)->sin_addr);
+	if (sa->sa_family == AF_INET6) {
+		const struct in6_addr *a = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+
+		if (IN6_IS_ADDR_V4MAPPED(a))
+			return v4_nonpublic(a->s6_addr + 12);
+		return IN6_IS_ADDR_LOOPBACK(a) || IN6_IS_ADDR_UNSPECIFIED(a) || IN6_IS_ADDR_LINKLOCAL(a) ||
+		       (a->s6_addr[0] & 0xfe) == 0xfc;
+	}
+	return true; /* not an internet address at all */
+}
+
+static bool addr_loopback(const struct sockaddr *sa)
+{
+	if (sa->sa_family == AF_INET)
+		return ((const unsigned char *)&((const struct sockaddr_in *)sa)->sin_addr)[0] == 127;
+	if (sa->sa_family == AF_INET6) {
+		const struct in6_addr *a = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+
+		return IN6_IS_ADDR_LOOPBACK(a) || (IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127);
+	}
+	return false;
+}
+
+/* Plain http to loopback, decided from the URL's literal host before any lookup:
+ * 127.0.0.0/8 written as an address, [::1], or "localhost" (then pinned to
+ * 127.0.0.1 with CURLOPT_RESOLVE, so no resolver is asked). A name such as
+ * 127.attacker.example is a name, and not loopback. */
+static bool host_is_loopback(const char *url, bool *ret_localhost)
 {
 	CURLU *u = curl_url();
 	char *host = NULL;
 	bool r = false;
+	unsigned char a[16];
 
+	*ret_localhost = false;
 	if (u && curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK &&
-	    curl_url_get(u, CURLUPART_HOST, &host, 0) == CURLUE_OK)
-		r = strcmp(host, "localhost") == 0 || strcmp(host, "[::1]") == 0 || ll_startswith(host, "127.");
+	    curl_url_get(u, CURLUPART_HOST, &host, 0) == CURLUE_OK) {
+		size_t n = strlen(host);
+
+		if (strcasecmp(host, "localhost") == 0)
+			r = *ret_localhost = true;
+		else if (inet_pton(AF_INET, host, a) == 1)
+			r = a[0] == 127;
+		else if (n > 2 && host[0] == '[' && host[n - 1] == ']') {
+			host[n - 1] = '\0';
+			r = inet_pton(AF_INET6, host + 1, a) == 1 && IN6_IS_ADDR_LOOPBACK((struct in6_addr *)a);
+		}
+	}
 	curl_free(host);
 	curl_url_cleanup(u);
 	return r;
+}
+
+enum addr_rule { ADDR_ANY, ADDR_PUBLIC_ONLY, ADDR_LOOPBACK_ONLY };
+
+struct sock_guard {
+	enum addr_rule rule;
+	bool refused;
+};
+
+/* Checked on the address libcurl is about to connect to, after its lookup: a name
+ * that resolves somewhere it may not go (DNS rebinding included) is refused here. */
+static curl_socket_t open_socket(void *data, curlsocktype purpose, struct curl_sockaddr *a)
+{
+	struct sock_guard *g = data;
+
+	(void)purpose;
+	if ((g->rule == ADDR_PUBLIC_ONLY && addr_nonpublic(&a->addr)) ||
+	    (g->rule == ADDR_LOOPBACK_ONLY && !addr_loopback(&a->addr))) {
+		g->refused = true;
+		return CURL_SOCKET_BAD;
+	}
+	return socket(a->family, a->socktype, a->protocol);
 }
 
 static char *cache_dir(const struct ll_fetch_opts *opts)
@@ -225,6 +303,7 @@ struct fetch_state {
 	const struct cache_entry *cache; /* for conditional requests, NULL without one */
 	struct transfer t;
 	char *unreachable;               /* why the server could not be reached */
+	bool nonpublic;                  /* the last answer came from a non-public address */
 	long env_timeout_ms;             /* LLMLAUNCH_FETCH_TIMEOUT, 0 unset */
 };
 
@@ -251,7 +330,9 @@ static enum outcome transfer_once(struct fetch_state *st, const char *url, bool 
 {
 	const struct ll_fetch_opts *o = st->opts;
 	char errbuf[CURL_ERROR_SIZE] = "";
-	struct curl_slist *hdrs = NULL;
+	struct curl_slist *hdrs = NULL, *pin = NULL;
+	struct sock_guard guard = { .rule = o->public_only ? ADDR_PUBLIC_ONLY : ADDR_ANY };
+	bool localhost = false;
 	long code = 0, connect_ms, total_ms;
 	char *location = NULL;
 	enum outcome out = OUT_FAILED;
@@ -268,10 +349,15 @@ static enum outcome transfer_once(struct fetch_state *st, const char *url, bool 
 		*ret_code = ll_error_set(err, -EPERM, "refusing redirect to '%s': redirects must stay on https", shown);
 		return OUT_FAILED;
 	}
-	if (!https && !o->allow_http && !host_is_loopback(url)) {
-		*ret_code = ll_error_set(err, -EPERM, "refusing plain http for '%s': only loopback may use http", shown);
-		ll_error_hint(err, "use https://, or pass --allow-http if this network is trusted");
-		return OUT_FAILED;
+	if (!https && !o->allow_http) {
+		if (!host_is_loopback(url, &localhost)) {
+			*ret_code = ll_error_set(err, -EPERM, "refusing plain http for '%s': only loopback may use http",
+						 shown);
+			ll_error_hint(err, "use https://, or pass --allow-http if this network is trusted");
+			return OUT_FAILED;
+		}
+		if (guard.rule == ADDR_ANY)
+			guard.rule = ADDR_LOOPBACK_ONLY;
 	}
 
 	c = curl_easy_init();
@@ -288,6 +374,13 @@ static enum outcome transfer_once(struct fetch_state *st, const char *url, bool 
 	ll_buf_reset(&st->t.body);
 	st->t.too_big = false;
 	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_OPENSOCKETFUNCTION, open_socket);
+	curl_easy_setopt(c, CURLOPT_OPENSOCKETDATA, &guard);
+	if (localhost) {
+		/* "localhost" as 127.0.0.1 without asking a resolver, on any port. */
+		pin = curl_slist_append(NULL, "localhost:*:127.0.0.1");
+		curl_easy_setopt(c, CURLOPT_CONNECT_TO, pin);
+	}
 	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, https ? "https" : "http");
 	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
 	curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 1L);
@@ -318,6 +411,34 @@ static enum outcome transfer_once(struct fetch_state *st, const char *url, bool 
 	cc = curl_easy_perform(c);
 	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
 	const char *detail = errbuf[0] ? errbuf : curl_easy_strerror(cc);
+	if (guard.refused) {
+		if (guard.rule == ADDR_PUBLIC_ONLY) {
+			*ret_code = ll_error_set(err, -EPERM, "refusing '%s': it resolves to a loopback, link-local or private "
+						 "address, which a profile from the network may not reach", shown);
+			ll_error_hint(err, "only a URL you give yourself (--profile, a local profile's extends) may name such "
+					   "an address");
+		} else {
+			*ret_code = ll_error_set(err, -EPERM, "refusing plain http for '%s': it does not connect to loopback",
+						 shown);
+		}
+		goto done;
+	}
+	if (cc == CURLE_OK) {
+		char *ip = NULL;
+		unsigned char a[16];
+		struct sockaddr_storage ss = { 0 };
+
+		if (curl_easy_getinfo(c, CURLINFO_PRIMARY_IP, &ip) == CURLE_OK && ip) {
+			if (inet_pton(AF_INET, ip, a) == 1) {
+				ss.ss_family = AF_INET;
+				memcpy(&((struct sockaddr_in *)&ss)->sin_addr, a, 4);
+			} else if (inet_pton(AF_INET6, ip, a) == 1) {
+				ss.ss_family = AF_INET6;
+				memcpy(&((struct sockaddr_in6 *)&ss)->sin6_addr, a, 16);
+			}
+			st->nonpublic = ss.ss_family && addr_nonpublic((struct sockaddr *)&ss);
+		}
+	}
 	switch (cc) {
 	case CURLE_OK:
 		break;
@@ -392,6 +513,7 @@ static enum outcome transfer_once(struct fetch_state *st, const char *url, bool 
 	}
 done:
 	curl_slist_free_all(hdrs);
+	curl_slist_free_all(pin);
 	curl_easy_cleanup(c);
 	return out;
 }
@@ -501,5 +623,6 @@ LL_MODULE_EXPORT int ll_fetch_module_run(const char *spec, const struct ll_fetch
 	if (out != OUT_OK && out != OUT_NOT_MODIFIED)
 		return r < 0 ? r : -EIO;
 	ret->url = LL_TAKE(shown);
+	ret->nonpublic = st.nonpublic; /* false when no transfer completed (cache): strict */
 	return 0;
 }

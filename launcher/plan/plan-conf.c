@@ -47,9 +47,21 @@ void plan_conf_apply(struct plan_state *s)
 	const struct ll_plan_input *in = s->in;
 	struct ll_plan *p = s->p;
 
-	if (in->nccl_conf_unreadable)
+	if (in->nccl_conf_unreadable && in->nccl_conf_blocks) {
+		/* NCCL fopen()s and fgets() it until the end (src/misc/param.cc
+		 * setEnvFile): a FIFO holds every rank's first NCCL call until someone
+		 * writes, /dev/zero never ends, /dev/urandom sets random variables. */
+		plan_lint(s, LL_LINT_ERROR, "NCCL_CONF_FILE",
+			  "'%s' is %s, not a regular file: NCCL would read it as its configuration, where a FIFO "
+			  "blocks every rank until someone writes to it and a device such as /dev/zero never ends; "
+			  "point NCCL_CONF_FILE at a regular file or unset it",
+			  in->nccl_conf_unreadable, in->nccl_conf_unreadable_why ? in->nccl_conf_unreadable_why : "something else");
+		s->p->lints[s->p->n_lints - 1].blocking = true;
+	} else if (in->nccl_conf_unreadable) {
 		plan_lint(s, LL_LINT_WARNING, "NCCL_CONF_FILE",
-			  "'%s' cannot be read: NCCL ignores it, and reads no ~/.nccl.conf either", in->nccl_conf_unreadable);
+			  "'%s' cannot be read (%s): NCCL ignores it, and reads no ~/.nccl.conf either",
+			  in->nccl_conf_unreadable, in->nccl_conf_unreadable_why ? in->nccl_conf_unreadable_why : "unreadable");
+	}
 	for (size_t i = 0; i < in->n_nccl_conf; i++) {
 		const struct ll_assignment *a = &in->nccl_conf[i];
 		struct ll_conf_line *l = conf_line(p, a);

@@ -1,6 +1,7 @@
 /* Reading NCCL's configuration files the way NCCL does (llmlaunch/nccl-conf.h). */
 #include <errno.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "llmlaunch/file.h"
 #include "llmlaunch/nccl-conf.h"
@@ -53,6 +54,31 @@ void ll_nccl_conf_parse(struct ll_nccl_conf *c, const char *text, const char *pa
 	}
 }
 
+/* What a path that is not a regular file is, for the plan's message. */
+static const char *kind_of(const char *path, bool *ret_blocks)
+{
+	struct stat st;
+
+	*ret_blocks = false;
+	if (stat(path, &st) < 0 || S_ISREG(st.st_mode))
+		return NULL;
+	/* A directory: fopen() succeeds and the first fgets() fails (EISDIR), so NCCL
+	 * reads nothing. Anything else is read as a stream: a FIFO blocks fopen()
+	 * until a writer comes, /dev/zero and /dev/urandom never end. */
+	*ret_blocks = !S_ISDIR(st.st_mode);
+	if (S_ISDIR(st.st_mode))
+		return "a directory";
+	if (S_ISFIFO(st.st_mode))
+		return "a FIFO";
+	if (S_ISCHR(st.st_mode))
+		return "a character device";
+	if (S_ISBLK(st.st_mode))
+		return "a block device";
+	if (S_ISSOCK(st.st_mode))
+		return "a socket";
+	return "not a regular file";
+}
+
 /* 0 when read, -errno otherwise (-ENOENT: not there, which is normal). */
 static int read_one(struct ll_nccl_conf *c, const char *path, const char *shown)
 {
@@ -68,8 +94,14 @@ int ll_nccl_conf_load(struct ll_nccl_conf *c, const char *conf_file, const char 
 		      bool read_etc)
 {
 	if (conf_file && *conf_file) {
-		if (read_one(c, conf_file, conf_file) < 0)
+		int r = read_one(c, conf_file, conf_file);
+
+		if (r < 0) {
+			const char *kind = r == -EINVAL || r == -EISDIR ? kind_of(conf_file, &c->unreadable_blocks) : NULL;
+
 			c->unreadable = keep(c, ll_strdup(conf_file));
+			c->unreadable_why = keep(c, ll_strdup(kind ? kind : ll_file_strerror(r)));
+		}
 	} else if (home && *home) {
 		_cleanup_free_ char *path = ll_asprintf("%s/.nccl.conf", home);
 

@@ -219,8 +219,8 @@ static int count_load(struct resolver *r, const char *ref, struct ll_error *err)
 }
 
 /* `shown`: ref as messages may name it (ll_url_redact). */
-static int fetch_ref(struct resolver *r, const char *ref, const char *shown, struct ll_profile **ret,
-		     struct ll_error *err)
+static int fetch_ref(struct resolver *r, const char *ref, const char *shown, const struct ll_profile *base,
+		     struct ll_profile **ret, struct ll_error *err)
 {
 	struct ll_profile_load_opts lo = r->opts->load;
 	struct ll_fetch_opts fo = r->opts->fetch;
@@ -237,6 +237,12 @@ static int fetch_ref(struct resolver *r, const char *ref, const char *shown, str
 		return ll_error_set(err, -ETIMEDOUT, "'%s': fetching profiles took more than %d s in all", shown,
 				    LL_PROFILE_FETCH_BUDGET_S);
 	fo.budget_ms = (long)((LL_PROFILE_FETCH_BUDGET_S - r->fetch_s) * 1000) + 1;
+	/* A fetched profile may not send this machine to loopback, link-local or
+	 * private addresses (the node's own services, the cloud's metadata server)
+	 * unless it came from such an address itself, which only the user's own URL
+	 * can have reached. */
+	if (base && base->remote && !base->nonpublic)
+		fo.public_only = true;
 	start = ll_now_s();
 	k = ll_profile_fetch(ref, &fo, &res, err);
 	r->fetch_s += ll_now_s() - start;
@@ -246,6 +252,8 @@ static int fetch_ref(struct resolver *r, const char *ref, const char *shown, str
 		strv_push(&r->set->warnings, &r->set->n_warnings, LL_TAKE(res.warning));
 	lo.remote = true;
 	k = ll_profile_parse(res.url, res.body, res.len, &lo, ret, NULL, err);
+	if (k == 0)
+		(*ret)->nonpublic = res.nonpublic;
 	ll_fetch_result_release(&res);
 	return k;
 }
@@ -275,7 +283,7 @@ static int load_ref(struct resolver *r, const char *ref, const struct ll_profile
 		if (!p) {
 			k = count_load(r, shown, err);
 			if (k == 0)
-				k = fetch_ref(r, ref, shown, &p, err);
+				k = fetch_ref(r, ref, shown, base, &p, err);
 			if (k < 0) {
 				free(LL_TAKE(*ret_identity));
 				return k;
@@ -321,21 +329,40 @@ static int load_ref(struct resolver *r, const char *ref, const struct ll_profile
 	return 0;
 }
 
-static void merge_expect(struct ll_profile_expect *into, const struct ll_profile_expect *e)
+/* Later layers win field by field, except that a fetched profile's value never
+ * replaces one that a local profile or the site's config stated: only those act
+ * (drain a node, name one for exclusion); a fetched one warns. */
+void ll_profile_expect_merge(struct ll_profile_expect *into, const struct ll_profile *p)
 {
-	if (e->gpus >= 0)
-		into->gpus = e->gpus;
-	if (e->active_rdma_ports >= 0)
-		into->active_rdma_ports = e->active_rdma_ports;
-	if (e->link_layer != LL_LINK_LAYER_UNKNOWN)
-		into->link_layer = e->link_layer;
-	if (e->gdr_required != LL_UNKNOWN)
-		into->gdr_required = e->gdr_required;
-	if (e->allreduce_busbw_gbps.value > 0)
+	const struct ll_profile_expect *e = &p->expect;
+	bool remote = p->remote;
+
+#define STATED_GPUS(x) ((x)->gpus >= 0)
+#define STATED_PORTS(x) ((x)->active_rdma_ports >= 0)
+#define STATED_LAYER(x) ((x)->link_layer != LL_LINK_LAYER_UNKNOWN)
+#define STATED_GDR(x) ((x)->gdr_required != LL_UNKNOWN)
+#define TAKE(stated, field, bit)                                                                 \
+	do {                                                                                     \
+		if (!stated(e) || (remote && stated(into) && !(into->fetched & (bit))))         \
+			break;                                                                   \
+		into->field = e->field;                                                          \
+		into->fetched = remote ? into->fetched | (bit) : into->fetched & ~(unsigned)(bit); \
+	} while (0)
+	TAKE(STATED_GPUS, gpus, LL_EXPECT_GPUS);
+	TAKE(STATED_PORTS, active_rdma_ports, LL_EXPECT_ACTIVE_RDMA_PORTS);
+	TAKE(STATED_LAYER, link_layer, LL_EXPECT_LINK_LAYER);
+	TAKE(STATED_GDR, gdr_required, LL_EXPECT_GDR_REQUIRED);
+#undef TAKE
+#undef STATED_GPUS
+#undef STATED_PORTS
+#undef STATED_LAYER
+#undef STATED_GDR
+	if (e->allreduce_busbw_gbps.value > 0 && !(remote && into->allreduce_busbw_gbps.value > 0 &&
+						   !into->allreduce_busbw_gbps.fetched))
 		into->allreduce_busbw_gbps = e->allreduce_busbw_gbps;
-	if (e->pair_busbw_gbps.value > 0)
+	if (e->pair_busbw_gbps.value > 0 && !(remote && into->pair_busbw_gbps.value > 0 && !into->pair_busbw_gbps.fetched))
 		into->pair_busbw_gbps = e->pair_busbw_gbps;
-	if (e->pair_latency_us.value > 0)
+	if (e->pair_latency_us.value > 0 && !(remote && into->pair_latency_us.value > 0 && !into->pair_latency_us.fetched))
 		into->pair_latency_us = e->pair_latency_us;
 }
 
@@ -375,7 +402,7 @@ static void apply_values(struct resolver *r, const struct ll_profile *p)
 						      "because --allow-loader-vars was given",
 						      a->origin, v->name));
 	}
-	merge_expect(&r->set->expect, &p->expect);
+	ll_profile_expect_merge(&r->set->expect, p);
 }
 
 /* Apply p's extends chain (depth first), then p itself. p is owned by the set. */

@@ -64,9 +64,16 @@ bool ll_profile_var_restricted(const char *name, const char *value)
 		"PYTHONPLATLIBDIR", "PYTHONPYCACHEPREFIX", "PYTHONBREAKPOINT", "GCONV_PATH", "BASH_ENV", "ENV",
 		"CUDA_INJECTION64_PATH", "CUDA_INJECTION32_PATH", "FI_PROVIDER_PATH", "UCX_MODULE_DIR",
 		"HWLOC_PLUGINS_PATH", "TRITON_CACHE_DIR", "TORCH_EXTENSIONS_DIR",
+		/* NCCL dlopen()s what these name: the verbs library
+		 * (src/misc/ibvsymbols.cc, 2.19+) and libcuda (src/misc/cudawrap.cc,
+		 * 2.18 and earlier). */
+		"NCCL_IBVERBS_LIB", "NCCL_CUDA_PATH",
 	};
+	/* NCCL's plugin loaders (src/plugin/, one file a kind): the value names a library,
+	 * "libnccl-KIND-VALUE.so" or a path. GIN and RMA came with 2.28. */
 	static const char *const plugins[] = {
 		"NCCL_NET_PLUGIN", "NCCL_TUNER_PLUGIN", "NCCL_PROFILER_PLUGIN", "NCCL_ENV_PLUGIN",
+		"NCCL_GIN_PLUGIN", "NCCL_RMA_PLUGIN",
 	};
 
 	if (ll_startswith(name, "LD_"))
@@ -110,6 +117,30 @@ static const char *const remote_other[] = {
 	"TORCH_NCCL_AVOID_RECORD_STREAMS", "TORCH_DISTRIBUTED_DEBUG",
 };
 
+/* NCCL variables whose value is a path (a file NCCL or one of its plugins writes or
+ * reads) or an address, reviewed against every string NCCL reads with getenv(),
+ * ncclGetEnv() or DEFINE_NCCL_PARAM(const char*) in NVIDIA/nccl v2.12 to v2.29
+ * (src/, plugins/): NCCL_DEBUG_FILE (src/debug.cc), NCCL_TOPO_FILE,
+ * NCCL_TOPO_DUMP_FILE, NCCL_GRAPH_FILE, NCCL_GRAPH_DUMP_FILE (src/graph/),
+ * NCCL_CONF_FILE (src/misc/param.cc), NCCL_TUNER_CONFIG_FILE (plugins/tuner),
+ * NCCL_PROFILE_DUMP_FILE (plugins/profiler/example), NCCL_INSPECTOR_DUMP_DIR
+ * (plugins/profiler/inspector), NCCL_IBVERBS_LIB, NCCL_CUDA_PATH (loaded, so
+ * restricted above), the *_PLUGIN libraries, and the two the suffixes miss:
+ * NCCL_PROXY_PROFILE (src/misc/profiler.cc before 2.23 fopen()s it for writing)
+ * and the addresses NCCL_COMM_ID and NCCL_RAS_ADDR. A new name with one of the
+ * suffixes is refused unseen. */
+static const char *const remote_nccl_denied[] = { "NCCL_PROXY_PROFILE", "NCCL_COMM_ID", "NCCL_RAS_ADDR" };
+
+static bool nccl_names_path(const char *name)
+{
+	static const char *const suffixes[] = { "_FILE", "_PATH", "_DIR", "_PREFIX", "_LIB" };
+
+	for (size_t i = 0; i < LL_ARRAY_SIZE(suffixes); i++)
+		if (ends_with(name, suffixes[i]))
+			return true;
+	return in_list(name, remote_nccl_denied, LL_ARRAY_SIZE(remote_nccl_denied));
+}
+
 bool ll_profile_var_remote_allowed(const char *name, const char *value)
 {
 	if (ll_profile_var_restricted(name, value))
@@ -118,21 +149,37 @@ bool ll_profile_var_remote_allowed(const char *name, const char *value)
 	if (in_list(name, ll_planner_vars, ll_n_planner_vars))
 		return true;
 	if (ll_startswith(name, "NCCL_")) {
-		/* NCCL names the files and plugins it opens with these suffixes:
-		 * NCCL_TOPO_FILE and NCCL_GRAPH_FILE are read, NCCL_DEBUG_FILE and the
-		 * dump files are written (anywhere the user may write: /etc when root,
-		 * ~/.bashrc otherwise), NCCL_CONF_FILE is another configuration, and
-		 * *_PLUGIN loads a library unless it is "none". NCCL_COMM_ID and
-		 * NCCL_RAS_ADDR point the job's bootstrap and RAS at an address. */
+		/* Files NCCL reads (NCCL_TOPO_FILE, NCCL_GRAPH_FILE, NCCL_CONF_FILE)
+		 * or writes anywhere the user may write (NCCL_DEBUG_FILE into /etc
+		 * as root, ~/.bashrc otherwise; the dump files; NCCL_PROXY_PROFILE),
+		 * libraries it loads (*_PLUGIN unless "none", *_LIB), addresses its
+		 * bootstrap and RAS connect to: remote_nccl_denied above. */
 		if (ends_with(name, "_PLUGIN"))
 			return value && strcmp(value, "none") == 0;
-		if (ends_with(name, "_FILE") || ends_with(name, "_PATH") || ends_with(name, "_DIR") ||
-		    ends_with(name, "_PREFIX") || strcmp(name, "NCCL_COMM_ID") == 0 || strcmp(name, "NCCL_RAS_ADDR") == 0)
-			return false;
-		return true;
+		return !nccl_names_path(name);
 	}
 	return in_list(name, remote_fi_ucx, LL_ARRAY_SIZE(remote_fi_ucx)) ||
 	       in_list(name, remote_other, LL_ARRAY_SIZE(remote_other));
+}
+
+/* Where software is installed: the only places a fetched profile's `when_exists` may
+ * test (docs/security.md). Whether /home/x/.ssh/id_rsa or /etc/shadow exists is
+ * nobody's business but the node's; whether an NCCL plugin is installed under
+ * /opt or /usr/lib is what when_exists is for. */
+const char *const ll_when_exists_remote_dirs[] = { "/usr/lib/", "/usr/lib64/", "/usr/local/lib/", "/usr/local/lib64/",
+						   "/opt/" };
+const size_t ll_n_when_exists_remote_dirs = LL_ARRAY_SIZE(ll_when_exists_remote_dirs);
+
+bool ll_profile_when_exists_remote_allowed(const char *path)
+{
+	bool inside = false;
+
+	for (size_t i = 0; i < ll_n_when_exists_remote_dirs && !inside; i++)
+		inside = ll_startswith(path, ll_when_exists_remote_dirs[i]);
+	/* No way out of the list: no "..", ".", empty component or link name games
+	 * that a text prefix would miss. */
+	return inside && !strstr(path, "/../") && !strstr(path, "/./") && !strstr(path, "//") &&
+	       !ends_with(path, "/..") && !ends_with(path, "/.");
 }
 
 bool ll_profile_nccl_value_valid(const char *name, const char *v, const char **expected)

@@ -158,7 +158,7 @@ static bool get_figure(struct loader *l, const struct ll_ynode *n, const char *p
 		diag_add(l, n, path, NULL, "'%s' is not a number above 0", n->s);
 		return false;
 	}
-	*ret = (struct ll_profile_figure){ .value = v, .origin = l->p->origin, .line = n->line };
+	*ret = (struct ll_profile_figure){ .value = v, .origin = l->p->origin, .line = n->line, .fetched = l->opts->remote };
 	return true;
 }
 
@@ -263,6 +263,18 @@ struct value_ctx {
 	enum ll_profile_section section;
 };
 
+/* "/usr/lib/, ... or /opt/" */
+static char *when_exists_dirs(void)
+{
+	struct ll_buf b;
+
+	ll_buf_init(&b);
+	for (size_t i = 0; i < ll_n_when_exists_remote_dirs; i++)
+		ll_buf_addf(&b, "%s%s", i == 0 ? "" : i + 1 == ll_n_when_exists_remote_dirs ? " or " : ", ",
+			    ll_when_exists_remote_dirs[i]);
+	return ll_buf_detach(&b);
+}
+
 static void add_value(struct loader *l, const struct ll_ynode *key, const struct ll_ynode *val, const char *path,
 		      enum ll_profile_section section, const char *name)
 {
@@ -328,9 +340,19 @@ static void add_value(struct loader *l, const struct ll_ynode *key, const struct
 	if (when) {
 		_cleanup_free_ char *sub = ll_asprintf("%s.when_exists", path);
 		get_strings(l, when, sub, &pv->when_exists, &pv->n_when_exists);
-		for (size_t i = 0; i < pv->n_when_exists; i++)
-			if (pv->when_exists[i][0] != '/')
+		for (size_t i = 0; i < pv->n_when_exists; i++) {
+			if (pv->when_exists[i][0] != '/') {
 				diag_add(l, when, sub, NULL, "'%s' is not an absolute path", pv->when_exists[i]);
+			} else if (l->opts->remote && !ll_profile_when_exists_remote_allowed(pv->when_exists[i])) {
+				/* Refused as written, before any look at the node: the answer
+				 * cannot tell whether the path exists. */
+				_cleanup_free_ char *dirs = when_exists_dirs();
+
+				diag_add(l, when, sub,
+					 ll_asprintf("a fetched profile may test only where software is installed: %s", dirs),
+					 "'%s' is outside the places a profile from the network may test", pv->when_exists[i]);
+			}
+		}
 	}
 }
 
@@ -452,6 +474,14 @@ static bool valid_profile_name(const char *s)
 	return true;
 }
 
+/* NAME.yaml or NAME.yml: a file, not a profile name. */
+static bool yaml_name(const char *s)
+{
+	size_t n = strlen(s);
+
+	return (n > 5 && strcmp(s + n - 5, ".yaml") == 0) || (n > 4 && strcmp(s + n - 4, ".yml") == 0);
+}
+
 static void on_top(struct loader *l, const struct ll_ynode *k, const struct ll_ynode *v, const char *path, void *data)
 {
 	struct ll_profile *p = l->p;
@@ -483,6 +513,14 @@ static void on_top(struct loader *l, const struct ll_ynode *k, const struct ll_y
 				one = v->items[i];
 			if (!need_scalar(l, one, sub, "a profile name, path or URL") || !check_text(l, one, sub))
 				continue;
+			/* Refused as written: a fetched profile naming local files could read
+			 * or probe this machine's (profile-layers.c refuses it again). */
+			if (l->opts->remote && !ll_is_url(one->s) &&
+			    (strchr(one->s, '/') || yaml_name(one->s))) {
+				diag_add(l, one, sub, NULL, "'%s': a profile from the network may extend only names and URLs",
+					 one->s);
+				continue;
+			}
 			ref = ll_array_push(&p->extends, &p->n_extends, sizeof(*ref));
 			ref->target = ll_strdup(one->s);
 			ref->line = one->line;

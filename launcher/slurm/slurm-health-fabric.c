@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "llmlaunch/file.h"
 #include "llmlaunch/slurm.h"
@@ -76,12 +77,19 @@ void ll_health_check_fabric(const struct ll_facts *f, int imex_before, bool slur
 
 int ll_slurm_imex_before(const char *state_dir)
 {
-	_cleanup_free_ char *path = ll_asprintf("%s/%s", state_dir, IMEX_STATE_NAME);
-	_cleanup_free_ char *line = NULL;
+	_cleanup_free_ char *path = NULL, *line = NULL;
+	struct ll_error err = { 0 };
 	char *end;
 	long n;
+	int dfd = ll_slurm_state_dir_open(state_dir, geteuid(), false, &err);
 
-	if (ll_read_line(path, &line) < 0)
+	ll_error_clear(&err);
+	if (dfd < 0)
+		return -1;
+	path = ll_asprintf("/proc/self/fd/%d/%s", dfd, IMEX_STATE_NAME);
+	n = ll_read_line(path, &line);
+	close(dfd);
+	if (n < 0)
 		return -1;
 	n = strtol(line, &end, 10);
 	return end != line && *end == '\0' && n >= 0 && n < 1000000 ? (int)n : -1;
@@ -89,14 +97,20 @@ int ll_slurm_imex_before(const char *state_dir)
 
 int ll_slurm_imex_remember(const char *state_dir, const struct ll_facts *f)
 {
-	_cleanup_free_ char *path = ll_asprintf("%s/%s", state_dir, IMEX_STATE_NAME);
+	struct ll_error err = { 0 };
 	char text[32];
-	int n;
+	int n, dfd, r;
 
 	/* Only a node that has channels sets the mark; it stays (the state directory is
 	 * under /run: gone at reboot, like the channels) until they are back. */
 	if (f->imex_channels <= 0)
 		return 0;
 	n = snprintf(text, sizeof(text), "%d\n", f->imex_channels);
-	return ll_file_replace(path, text, (size_t)n, 0644);
+	dfd = ll_slurm_state_dir_open(state_dir, geteuid(), true, &err);
+	ll_error_clear(&err);
+	if (dfd < 0)
+		return dfd;
+	r = ll_file_replace_at(dfd, IMEX_STATE_NAME, text, (size_t)n, 0644);
+	close(dfd);
+	return r;
 }

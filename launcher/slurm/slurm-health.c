@@ -161,7 +161,7 @@ static void check_plugin(const struct ll_facts *f, struct ll_health *h)
 	ll_buf_release(&names);
 }
 
-void ll_health_check(const struct ll_facts *f, const struct ll_profile_expect *e, struct ll_health *h)
+static void health_check_one(const struct ll_facts *f, const struct ll_profile_expect *e, struct ll_health *h)
 {
 	*h = (struct ll_health){ 0 };
 
@@ -196,6 +196,49 @@ void ll_health_check(const struct ll_facts *f, const struct ll_profile_expect *e
 					      "is loaded, and DMA-BUF is not usable"));
 		}
 	}
+}
+
+static bool in_strv(char *const *v, size_t n, const char *s)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(v[i], s) == 0)
+			return true;
+	return false;
+}
+
+void ll_health_check(const struct ll_facts *f, const struct ll_profile_expect *e, struct ll_health *h)
+{
+	struct ll_profile_expect local = *e;
+	struct ll_health all;
+
+	/* Only what local profiles and the site's config state may drain the node. */
+	if (!e->fetched) {
+		health_check_one(f, e, h);
+		return;
+	}
+	if (e->fetched & LL_EXPECT_GPUS)
+		local.gpus = -1;
+	if (e->fetched & LL_EXPECT_ACTIVE_RDMA_PORTS)
+		local.active_rdma_ports = -1;
+	if (e->fetched & LL_EXPECT_LINK_LAYER)
+		local.link_layer = LL_LINK_LAYER_UNKNOWN;
+	if (e->fetched & LL_EXPECT_GDR_REQUIRED)
+		local.gdr_required = LL_UNKNOWN;
+	health_check_one(f, &local, h);
+	/* What a fetched profile adds is said, never acted on. */
+	health_check_one(f, e, &all);
+	for (size_t i = 0; i < all.n_faults; i++)
+		if (!in_strv(h->faults, h->n_faults, all.faults[i]))
+			add(&h->notes, &h->n_notes,
+			    ll_asprintf("%s (stated by a profile fetched over the network: a warning, it cannot drain the "
+					"node)",
+					all.faults[i]));
+	for (size_t i = 0; i < all.n_notes; i++)
+		if (!in_strv(h->notes, h->n_notes, all.notes[i]))
+			add(&h->notes, &h->n_notes, ll_strdup(all.notes[i]));
+	h->n_stated = all.n_stated;
+	h->n_checked = all.n_checked;
+	ll_health_release(&all);
 }
 
 void ll_health_release(struct ll_health *h)

@@ -17,3 +17,6 @@ target_link_libraries(rdzv-reach PRIVATE llmlaunch_core)
 # The preflight check's schedule and cost at 1,000 and 10,000 nodes (issue 16).
 add_executable(check-cost ${CMAKE_SOURCE_DIR}/bench/check-cost.c)
 target_link_libraries(check-cost PRIVATE llmlaunch_core)
+# Host lists compressed for the check's exclude file, at 262,144 names (issue 21).
+add_executable(hostlist-compress ${CMAKE_SOURCE_DIR}/bench/hostlist-compress.c)
+target_link_libraries(hostlist-compress PRIVATE llmlaunch_core)

@@ -46,4 +46,17 @@ got=$(jq -c '[.settings[] | select(.source == "nccl-conf") | [.name, .value, .or
 # NCCL reads the file itself: env does not export its lines.
 "$LLMLAUNCH" env --fsroot "$root" --format sh >"$tmp/env.sh"
 grep -q NCCL_TOPO_FILE "$tmp/env.sh" && fail "env exported a line of /etc/nccl.conf"
+# NCCL_CONF_FILE that is not a regular file: NCCL would block on a FIFO and read
+# /dev/zero forever, so the plan refuses it with what it is, and run starts nothing.
+mkfifo "$tmp/fifo.conf"
+printf 'import sys\n' >"$tmp/train.py"
+NCCL_CONF_FILE=/dev/zero "$LLMLAUNCH" explain --topology "$fixture" >"$tmp/zero.txt"
+grep -qF "error: NCCL_CONF_FILE: '/dev/zero' is a character device, not a regular file" "$tmp/zero.txt" ||
+	fail "/dev/zero as NCCL_CONF_FILE: $(grep CONF "$tmp/zero.txt")"
+grep -q "NCCL ignores it" "$tmp/zero.txt" && fail "/dev/zero reported as ignored by NCCL"
+rc=0
+NCCL_CONF_FILE=$tmp/fifo.conf timeout 30 "$LLMLAUNCH" run --topology "$fixture" "$tmp/train.py" >"$tmp/fifo.out" 2>&1 || rc=$?
+[ "$rc" = 1 ] || fail "run with a FIFO as NCCL_CONF_FILE exited $rc: $(cat "$tmp/fifo.out")"
+grep -qF "NCCL_CONF_FILE: '$tmp/fifo.conf' is a FIFO, not a regular file" "$tmp/fifo.out" ||
+	fail "run with a FIFO: $(cat "$tmp/fifo.out")"
 echo "explain-nccl-conf: ok"

@@ -150,4 +150,16 @@ grep -q '^IMEX node list: /etc/nvidia-imex/nodes_config.cfg (missing), bound to 
 	fail "probe's text does not show the missing list: $(grep IMEX "$tmp/imex-missing.txt")"
 rm -r "$root/dev" "$root/etc/nvidia-imex"
 
+# --- Out of descriptors: the probe fails, never "GPUs known, none" (under `ulimit -n 5`
+# hwloc opened no PCI attribute and the probe said gpus_known true, gpus []).
+for n in 5 20; do
+	rc=0
+	(ulimit -n $n; FAKE_NVML_SCENARIO=dgx8 LLMLAUNCH_NVML_LIBRARY=$LL_FAKE_NVML \
+		"$LLMLAUNCH" probe --fsroot "$root" --json >"$tmp/fds.json" 2>"$tmp/fds.err") || rc=$?
+	[ "$rc" = 1 ] || fail "ulimit -n $n: probe exited $rc: $(head -c 300 "$tmp/fds.json")"
+	[ ! -s "$tmp/fds.json" ] || fail "ulimit -n $n: facts were printed: $(head -c 300 "$tmp/fds.json")"
+	grep -qF "fewer than 32 file descriptors are free (ulimit -n $n)" "$tmp/fds.err" ||
+		fail "ulimit -n $n: $(cat "$tmp/fds.err")"
+done
+
 echo "nvml-probe: ok"

@@ -149,5 +149,14 @@ for v in "" 0 unset; do
 	[ ! -s "$tmp/quiet.err" ] || { echo "FAIL stderr with LLMLAUNCH_CACHE_DEBUG '$v': $(cat "$tmp/quiet.err")"; fail=1; }
 done
 
+# Out of descriptors: the live probe fails and writes no cache ("none" would be kept
+# for the whole boot).
+rm -rf "$tmp/fdcache"
+rc=0
+(ulimit -n 5; LLMLAUNCH_CACHE_DIR=$tmp/fdcache "$LLMLAUNCH" probe --json >"$tmp/fds.out" 2>"$tmp/fds.err") || rc=$?
+[ "$rc" = 1 ] || { echo "FAIL ulimit -n 5: exit $rc"; fail=1; }
+grep -q "fewer than 32 file descriptors are free" "$tmp/fds.err" || { echo "FAIL ulimit -n 5: $(cat "$tmp/fds.err")"; fail=1; }
+[ -z "$(ls -A "$tmp/fdcache" 2>/dev/null)" ] || { echo "FAIL ulimit -n 5 left a cache: $(ls -A "$tmp/fdcache")"; fail=1; }
+
 [ $fail = 0 ] && echo "ok: miss, hit and --no-cache identical; broken, foreign and symlinked files rewritten"
 exit $fail

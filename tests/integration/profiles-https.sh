@@ -13,8 +13,11 @@ done
 
 tmp=$(mktemp -d)
 server_pid=
+ns_pid=
 cleanup() {
 	[ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null
+	[ -n "$ns_pid" ] && kill "$ns_pid" 2>/dev/null && wait "$ns_pid" 2>/dev/null
+	ip netns del "ll-https-$$" 2>/dev/null
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -42,7 +45,7 @@ has() { # has NAME FILE TEXT
 
 mkdir -p "$tmp/www"
 openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 \
-	-addext subjectAltName=IP:127.0.0.1 -keyout "$tmp/key.pem" -out "$tmp/cert.pem" 2>/dev/null ||
+	-addext subjectAltName=IP:127.0.0.1,IP:203.0.113.7 -keyout "$tmp/key.pem" -out "$tmp/cert.pem" 2>/dev/null ||
 	{ echo "cannot make a certificate with openssl" >&2; exit 1; }
 
 cat >"$tmp/www/ok.yaml" <<'EOF'
@@ -60,6 +63,9 @@ printf 'torchrun:\n  rdzv_backend: c10d\n  rdzv_endpoint: 203.0.113.66:29400\n  
 printf 'env:\n  FI_PROVIDER: efa\n  UCX_TLS: rc\n  NCCL_ALGO: Ring\ntorchrun:\n  max_restarts: 1\nbind: core\n' \
 	>"$tmp/www/tuning.yaml"
 printf 'extends: /etc/passwd.yaml\n' >"$tmp/www/local.yaml"
+printf 'name: drain-all\nexpect:\n  gpus: 64\n' >"$tmp/www/drain.yaml"
+printf 'env:\n  NCCL_NET:\n    value: IB\n    when_exists: /etc/passwd\n' >"$tmp/www/probe-there.yaml"
+printf 'env:\n  NCCL_NET:\n    value: IB\n    when_exists: /etc/no-such-file\n' >"$tmp/www/probe-absent.yaml"
 printf 'extends: network-only\nenv:\n  NCCL_IB_SL: "1"\n' >"$tmp/www/chain.yaml"
 
 python3 "$LL_SRCDIR/tests/tools/profile-server.py" "$tmp/cert.pem" "$tmp/key.pem" "$tmp/www" \
@@ -224,6 +230,26 @@ run "remote-python" 1 "$L" profiles show "$base/python.yaml" "${CA[@]}"
 has "remote-python" "$tmp/err" "a profile from the network may not choose the interpreter"
 run "remote-local-path" 1 "$L" profiles show "$base/local.yaml" "${CA[@]}"
 has "remote-local-path" "$tmp/err" "'/etc/passwd.yaml': a profile from the network may extend only names and URLs"
+# A fetched when_exists may not probe this machine: a path outside the library
+# locations is refused before any look, whether it exists or not.
+for f in probe-there probe-absent; do
+	run "remote-when-exists-$f" 1 "$L" explain --profile "$base/$f.yaml" "${CA[@]}"
+	sed -e 's/passwd/PATH/' -e 's/no-such-file/PATH/' -e 's/probe-[a-z]*\.yaml/P.yaml/' "$tmp/err" >"$tmp/$f.err"
+done
+has "remote-when-exists" "$tmp/probe-there.err" "env.NCCL_NET.when_exists: '/etc/PATH' is outside the places a profile from the network may test"
+cmp -s "$tmp/probe-there.err" "$tmp/probe-absent.err" ||
+	fail "remote-when-exists: the answer differs with the path's existence: $(diff "$tmp/probe-there.err" "$tmp/probe-absent.err")"
+# A fetched profile cannot drain a node through the Prolog: its expect warns. The
+# same file as the site's own profile does drain (exit 1).
+fixture="$LL_SRCDIR/tests/fixtures/hwloc/two-socket-4gpu-2hca.xml"
+run "remote-expect-prolog" 0 "$L" slurm prolog --profile "$base/drain.yaml" "${CA[@]}" --no-drain-reason \
+	--state-dir "$tmp/state" --topology "$fixture"
+has "remote-expect-prolog" "$tmp/err" "expected 64 GPUs, found 4 (stated by a profile fetched over the network: a warning, it cannot drain the node)"
+has "remote-expect-prolog" "$tmp/out" "passes"
+cp "$tmp/www/drain.yaml" "$tmp/site-drain.yaml"
+run "local-expect-prolog" 1 "$L" slurm prolog --profile "$tmp/site-drain.yaml" --no-drain-reason \
+	--state-dir "$tmp/state" --topology "$fixture"
+has "local-expect-prolog" "$tmp/err" "fails its expectations (drain-all): expected 64 GPUs, found 4"
 run "remote-chain" 0 "$L" profiles show "$base/chain.yaml" "${CA[@]}"
 has "remote-chain" "$tmp/out" "NCCL_P2P_DISABLE=1"
 has "remote-chain" "$tmp/out" "NCCL_IB_SL=1  [env]  $base/chain.yaml:3"
@@ -267,6 +293,44 @@ run "offline-pinned" 0 "$L" profiles show "$base/ok.yaml#sha256=$good" "${CA[@]}
 run "offline-uncached" 1 "$L" profiles show "$base/never-fetched.yaml" "${CA[@]}"
 has "offline-uncached" "$tmp/err" "llmlaunch: cannot fetch '$base/never-fetched.yaml': "
 has "offline-uncached" "$tmp/err" "hint: no cached copy of this profile exists yet"
+
+# Plain http to loopback is decided from the literal address: a name that starts
+# with "127." is a name, refused before any lookup.
+run "http-name-not-loopback" 1 "$L" profiles show "http://127.attacker.example/p.yaml"
+has "http-name-not-loopback" "$tmp/err" "refusing plain http for 'http://127.attacker.example/p.yaml': only loopback may use http"
+
+# A fetched profile's extends may not reach loopback, link-local or private
+# addresses unless the user's own URL did. In a network namespace of its own, the
+# server answers on 203.0.113.7 (a public address there) and on 127.0.0.1.
+ns=ll-https-$$
+if ip netns add "$ns" 2>/dev/null; then
+	ip -n "$ns" link set lo up
+	ip -n "$ns" addr add 203.0.113.7/32 dev lo
+	printf 'extends: https://127.0.0.1:PORT/ok.yaml\n' >"$tmp/www/to-loopback.yaml.in"
+	ip netns exec "$ns" python3 "$LL_SRCDIR/tests/tools/profile-server.py" "$tmp/cert.pem" "$tmp/key.pem" \
+		"$tmp/www" "$tmp/nsport" "$tmp/nslog" 0.0.0.0 &
+	ns_pid=$!
+	for _ in $(seq 100); do
+		[ -s "$tmp/nsport" ] && break
+		sleep 0.05
+	done
+	nsport=$(cat "$tmp/nsport")
+	sed "s/PORT/$nsport/" "$tmp/www/to-loopback.yaml.in" >"$tmp/www/to-loopback.yaml"
+	run "extends-public-to-loopback" 1 ip netns exec "$ns" "$L" profiles show \
+		"https://203.0.113.7:$nsport/to-loopback.yaml" "${CA[@]}"
+	has "extends-public-to-loopback" "$tmp/err" "refusing 'https://127.0.0.1:$nsport/ok.yaml': it resolves to a loopback, link-local or private address, which a profile from the network may not reach"
+	run "extends-loopback-to-loopback" 0 ip netns exec "$ns" "$L" profiles show \
+		"https://127.0.0.1:$nsport/to-loopback.yaml" "${CA[@]}"
+	has "extends-loopback-to-loopback" "$tmp/out" "[env]  https://127.0.0.1:$nsport/ok.yaml:"
+	# The user's own URL may name any address.
+	run "user-url-loopback" 0 ip netns exec "$ns" "$L" profiles show "https://127.0.0.1:$nsport/ok.yaml" "${CA[@]}"
+	kill "$ns_pid" 2>/dev/null
+	wait "$ns_pid" 2>/dev/null
+	ns_pid=
+	ip netns del "$ns"
+else
+	echo "profiles-https: no network namespaces here: the extends address checks are skipped" >&2
+fi
 
 if [ "$failures" -ne 0 ]; then
 	echo "$failures check(s) failed" >&2

@@ -169,4 +169,38 @@ grep -qx "print llmlaunch: task-prolog: no NCCL variables set: cannot read profi
 "$LLMLAUNCH" slurm bogus >/dev/null 2>&1
 [ $? = 2 ] || fail "unknown slurm subcommand is not exit 2"
 "$LLMLAUNCH" slurm task-prolog --help | grep -q '^usage: llmlaunch slurm task-prolog' || fail "task-prolog --help"
+
+# 10. Root's Prolog never writes through a planted link nor into a directory someone
+#     else may change; the TaskProlog never plans from a snapshot anyone but root may
+#     change (another user would choose this job's NCCL variables). Nothing drains.
+mkdir -p target && chmod 755 target
+ln -s "$sp_tmp/target" planted
+"${P[@]}" --state-dir "$sp_tmp/planted" --fsroot fs-ok >/dev/null 2>err.txt || fail "a planted link drained the node"
+[ -z "$(ls -A target)" ] || fail "the Prolog wrote through a planted link: $(ls -A target)"
+grep -q "state directory '$sp_tmp/planted': 'planted' is a symbolic link or not a directory: refused" err.txt ||
+	fail "planted link: $(cat err.txt)"
+mkdir -p real && ln -s "$sp_tmp/real" via
+"${P[@]}" --state-dir "$sp_tmp/via/state" --fsroot fs-ok >/dev/null 2>err.txt || fail "a link above drained the node"
+[ ! -e real/state ] || fail "the Prolog followed a link above its state directory"
+mkdir -p users && chown 65534:65534 users && chmod 755 users
+"${P[@]}" --state-dir "$sp_tmp/users" --fsroot fs-ok >/dev/null 2>err.txt || fail "a user's state dir drained the node"
+grep -q "state directory '$sp_tmp/users' is owned by uid 65534, not 0: refused" err.txt || fail "user-owned: $(cat err.txt)"
+[ ! -e users/snapshot.xml ] || fail "the Prolog wrote into a user's directory"
+mkdir -p open && chmod 1777 open
+"${P[@]}" --state-dir "$sp_tmp/open" --fsroot fs-ok >/dev/null 2>err.txt || fail "a world-writable state dir drained the node"
+grep -q "state directory '$sp_tmp/open' is writable by others (mode 1777): refused" err.txt || fail "world-writable: $(cat err.txt)"
+# A snapshot with two HCAs in a directory a user owns: planning from it would export
+# NCCL_IB_HCA, which this machine (no RDMA) never plans.
+mkdir -p user-state && cp "$LL_FIXTURES/hwloc/two-socket-4gpu-2hca.xml" user-state/snapshot.xml
+chown -R 65534:65534 user-state
+SLURM_LOCALID=0 "$LLMLAUNCH" slurm task-prolog --state-dir "$sp_tmp/user-state" >tp.txt 2>err.txt || fail "user snapshot: exit $?"
+grep -q '^export NCCL_IB_HCA=' tp.txt && fail "the TaskProlog planned from a snapshot a user owns: $(cat tp.txt)"
+grep -qF "print llmlaunch: warning: not using the Prolog's snapshot: state directory '$sp_tmp/user-state' is owned by uid 65534, not 0: refused; probing this node instead" tp.txt ||
+	fail "user snapshot: no warning: $(cat tp.txt)"
+mkdir -p root-state && cp "$LL_FIXTURES/hwloc/two-socket-4gpu-2hca.xml" root-state/snapshot.xml && chmod 666 root-state/snapshot.xml
+SLURM_LOCALID=0 "$LLMLAUNCH" slurm task-prolog --state-dir "$sp_tmp/root-state" >tp.txt 2>err.txt || fail "writable snapshot: exit $?"
+grep -q '^export NCCL_IB_HCA=' tp.txt && fail "the TaskProlog planned from a snapshot anyone may write"
+chmod 644 root-state/snapshot.xml
+SLURM_LOCALID=0 "$LLMLAUNCH" slurm task-prolog --state-dir "$sp_tmp/root-state" >tp.txt 2>err.txt || fail "root snapshot: exit $?"
+grep -q '^export NCCL_IB_HCA=' tp.txt || fail "root's own snapshot was not used: $(cat tp.txt) $(cat err.txt)"
 echo "ok: prolog verdicts, drain reason, deadline (${took_ms} ms) and task-prolog protocol"

@@ -88,7 +88,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
                                    ("Content-Type", "application/yaml")])
 
 
-server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+# An optional sixth argument binds another address (a test's own network namespace).
+server = http.server.ThreadingHTTPServer((sys.argv[6] if len(sys.argv) > 6 else "127.0.0.1", 0), Handler)
 server.daemon_threads = True
 ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
 ctx.load_cert_chain(CERT, KEY)

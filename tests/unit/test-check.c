@@ -193,6 +193,24 @@ static void test_expectation_and_fallback(void **state)
 	assert_false(r.nodes[0].slow);
 	ll_check_verdict_release(&v);
 
+	/* The same figures from a profile fetched over the network: nothing is named,
+	 * the job is not slow because of them, and the verdict says what they would
+	 * have said, as a warning. */
+	e.pair_busbw_gbps = (struct ll_profile_figure){ .value = 4.12, .origin = "https://x/p.yaml", .line = 7,
+							.fetched = true };
+	e.allreduce_busbw_gbps = (struct ll_profile_figure){ .value = 100, .origin = "https://x/p.yaml", .line = 6,
+							     .fetched = true };
+	ll_check_decide(&r, &e, NULL, &v);
+	assert_int_equal(v.n_named, 0);
+	assert_false(v.job_slow);
+	assert_true(v.ok);
+	assert_false(r.nodes[2].slow);
+	assert_non_null(v.advice);
+	assert_non_null(strstr(v.advice, "2 nodes miss a fetched profile's figures (profile https://x/p.yaml:7): n3, n4"));
+	assert_non_null(strstr(v.advice, "below a fetched profile's 100 GB/s (profile https://x/p.yaml:6)"));
+	assert_non_null(strstr(v.advice, "cannot name, exclude or drain nodes"));
+	ll_check_verdict_release(&v);
+
 	/* figures fine, but sockets where InfiniBand was planned: not ok, whatever the numbers */
 	ll_check_decide(&r, NULL, &nccl, &v);
 	assert_int_equal(v.n_named, 0);
@@ -299,6 +317,62 @@ static void test_stopped_and_bad_lines(void **state)
 	ll_error_clear(&err);
 }
 
+/* Hostile results: counts whose product overflows an int, node names that are no
+ * host names, and a node without a name, which is never written as a placeholder. */
+static void test_counts_and_names(void **state)
+{
+	static const char *const headers[] = {
+		/* 65,536 x 65,537 is 2^32 + 65,536: as ints, world 65,536 "matched" */
+		"{\"check\":1,\"backend\":\"gloo\",\"world\":65536,\"nnodes\":65536,\"nproc\":65537,\"rounds\":2}\n",
+		"{\"check\":1,\"backend\":\"gloo\",\"world\":4,\"nnodes\":4294967300,\"nproc\":1,\"rounds\":2}\n",
+		"{\"check\":1,\"backend\":\"gloo\",\"world\":20000,\"nnodes\":4,\"nproc\":5000,\"rounds\":2}\n",
+	};
+	static const char *const bad_names[] = {
+		"n1;reboot", "n[1-3]", "n1,n2", "-n1", "n1-", "a..b", ".n1", "n 1", "n1\\u001b]52;c;x\\u0007",
+		"\\u00e9t\\u00e9", "x1234567890123456789012345678901234567890123456789012345678901234",
+	};
+	struct ll_check_result r;
+	struct ll_check_verdict v;
+	struct ll_error err = { 0 };
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(headers) / sizeof(headers[0]); i++) {
+		assert_int_equal(ll_check_parse(headers[i], "out", &r, &err), -EINVAL);
+		assert_string_equal(err.message, "out:1: not a valid check header");
+		ll_error_clear(&err);
+	}
+	for (size_t i = 0; i < sizeof(bad_names) / sizeof(bad_names[0]); i++) {
+		_cleanup_free_ char *text = ll_asprintf("{\"check\":1,\"backend\":\"gloo\",\"world\":2,\"nnodes\":2,"
+							"\"nproc\":1,\"rounds\":1}\n{\"node\":0,\"name\":\"%s\"}\n",
+							bad_names[i]);
+
+		assert_int_equal(ll_check_parse(text, "out", &r, &err), -EINVAL);
+		assert_string_equal(err.message, "out:2: not a valid node line");
+		ll_error_clear(&err);
+	}
+	assert_true(ll_check_node_name_valid("gpu-a100-017.cluster_1.example"));
+	assert_true(ll_check_node_name_valid("n1"));
+
+	/* Node 2 said no name (""), node 3 never said: both stay unnamed; node 2 is
+	 * slow, and the exclude list is no list rather than "n1,node 2". */
+	{
+		_cleanup_free_ char *text = four_nodes(2, 20, true);
+		char *line2 = strstr(text, "{\"node\":2,\"name\":\"n3\"}"), *line3 = strstr(text, "{\"node\":3,");
+
+		assert_non_null(line2);
+		memcpy(line2, "{\"node\":2,\"name\":\"\"}  ", strlen("{\"node\":2,\"name\":\"n3\"}"));
+		memcpy(line3, "{\"phase\":\"p\"}         ", strlen("{\"node\":3,\"name\":\"n4\"}"));
+		parse_ok(text, &r);
+		assert_null(r.nodes[2].name);
+		assert_null(r.nodes[3].name);
+		ll_check_decide(&r, NULL, NULL, &v);
+		assert_int_equal(v.n_named, 1);
+		assert_null(ll_check_exclude_list(&r, &v));
+		ll_check_verdict_release(&v);
+		ll_check_result_release(&r);
+	}
+}
+
 static void test_on_slow_names(void **state)
 {
 	enum ll_check_on_slow p;
@@ -321,6 +395,7 @@ int main(void)
 		cmocka_unit_test(test_fallback_from_a_scanned_log),
 		cmocka_unit_test(test_fallback_seen_elsewhere),
 		cmocka_unit_test(test_stopped_and_bad_lines),
+		cmocka_unit_test(test_counts_and_names),
 		cmocka_unit_test(test_on_slow_names),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -108,11 +110,65 @@ static void test_regular(void **state)
 	free(s);
 }
 
+/* A read that runs out of descriptors is recorded, so that the probe does not take
+ * it for "absent"; ENOENT is an answer and is not. */
+static void test_resource_failure_noted(void **state)
+{
+	struct rlimit old, low;
+	char *text = NULL;
+	int fds[64], n = 0;
+
+	(void)state;
+	ll_io_resource_take();
+	assert_int_equal(ll_read_file("/nonexistent/x", 16, &text), -ENOENT);
+	assert_int_equal(ll_io_resource_take(), 0);
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
+	low = old;
+	low.rlim_cur = 16;
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+	while (n < 64 && (fds[n] = open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0)
+		n++;
+	assert_int_equal(ll_read_file("/proc/self/status", 1 << 20, &text), -EMFILE);
+	while (n > 0)
+		close(fds[--n]);
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
+	assert_int_equal(ll_io_resource_take(), -EMFILE);
+	assert_int_equal(ll_io_resource_take(), 0);
+}
+
+/* Replacing a file inside an open directory never writes through a link there. */
+static void test_replace_at(void **state)
+{
+	char tdir[] = "/tmp/ll-test-replace-XXXXXX";
+	char *text = NULL;
+	int fd;
+
+	(void)state;
+	assert_non_null(mkdtemp(tdir));
+	fd = open(tdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(ll_file_replace_at(fd, "a.txt", "one\n", 4, 0644), 0);
+	assert_int_equal(ll_file_replace_at(fd, "a.txt", "two\n", 4, 0644), 0);
+	assert_int_equal(ll_file_replace_at(fd, "x/a.txt", "two\n", 4, 0644), -EINVAL);
+	{
+		char *p = ll_asprintf("%s/a.txt", tdir);
+		assert_int_equal(ll_read_file(p, 16, &text), 0);
+		assert_string_equal(text, "two\n");
+		free(text);
+		unlink(p);
+		free(p);
+	}
+	close(fd);
+	assert_int_equal(rmdir(tdir), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_not_regular),
 		cmocka_unit_test(test_regular),
+		cmocka_unit_test(test_resource_failure_noted),
+		cmocka_unit_test(test_replace_at),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

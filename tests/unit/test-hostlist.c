@@ -153,6 +153,10 @@ static void test_compress(void **state)
 	check_compress("n9,n10,n11", "n9,n[10-11]", "n9 n10 n11");
 	check_compress("a,b", "a,b", "a b");
 	check_compress("rack1-n01,rack1-n02,n5,n5", "rack1-n[01-02],n5", "rack1-n01 rack1-n02 n5");
+	/* Groups in the order of their first name, names without digits where they were,
+	 * a prefix that is another's prefix its own group. */
+	check_compress("x,r2-n3,login,r1-n1,r2-n1,x,r-n1,r1-n2", "x,r2-n[1,3],login,r1-n[1-2],x,r-n1",
+		       "x r2-n1 r2-n3 login r1-n1 r1-n2 x r-n1");
 }
 
 int main(void)

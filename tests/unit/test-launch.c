@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "llmlaunch/child.h"
+#include "llmlaunch/file.h"
 #include "llmlaunch/launch.h"
 #include "llmlaunch/port.h"
 
@@ -633,6 +634,21 @@ static void touch(const char *path)
 	close(fd);
 }
 
+/* A lock file as a launch on this host and boot (or another) signs it. */
+static void sign(const char *path, const char *host, const char *boot)
+{
+	char self[256] = "";
+	_cleanup_free_ char *id = NULL, *text = NULL;
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+	assert_true(fd >= 0);
+	assert_int_equal(gethostname(self, sizeof(self) - 1), 0);
+	assert_int_equal(ll_read_line("/proc/sys/kernel/random/boot_id", &id), 0);
+	text = ll_asprintf("host %s\nboot %s\n", host ? host : self, boot ? boot : id);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+}
+
 /* DIR/NAME, printf-style, in a buffer that the next call reuses. */
 static const char *at(const char *dir, const char *fmt, ...) LL_PRINTF(2, 3);
 static const char *at(const char *dir, const char *fmt, ...)
@@ -665,7 +681,7 @@ static void test_jobdir_stale(void **state)
 	assert_non_null(mkdtemp(tmp));
 	/* Stale: dead PID, lock file not held, a log inside and a link out of it. */
 	assert_int_equal(mkdir(at(tmp, "llmlaunch-%d", (int)dead), 0700), 0);
-	touch(at(tmp, "llmlaunch-%d/" LL_JOBDIR_LOCK, (int)dead));
+	sign(at(tmp, "llmlaunch-%d/" LL_JOBDIR_LOCK, (int)dead), NULL, NULL);
 	assert_int_equal(mkdir(at(tmp, "llmlaunch-%d/attempt_0", (int)dead), 0700), 0);
 	touch(at(tmp, "llmlaunch-%d/attempt_0/stderr.log", (int)dead));
 	touch(at(tmp, "outside"));
@@ -725,6 +741,69 @@ static void test_jobdir_stale(void **state)
 		close(ready[0]);
 		close(ready[1]);
 	}
+
+	/* run --exec: the launcher becomes torchrun, and the lock goes with it. Its
+	 * directory is named by a PID this process cannot see (a launcher in another
+	 * PID namespace, or on another node sharing TMPDIR: kill() says ESRCH), so only
+	 * the lock tells that it runs. Killed, it is stale. */
+	{
+		int ready[2];
+		char c;
+		pid_t child;
+
+		assert_int_equal(pipe(ready), 0);
+		child = fork();
+		if (child == 0) {
+			struct ll_jobdir mine = { .lock_fd = -1 };
+			char *args[] = { "sleep", "60", NULL };
+
+			close(ready[0]);
+			if (ll_jobdir_create(tmp, &mine, NULL) < 0 || rename(mine.path, at(tmp, "llmlaunch-%d", (int)dead)) < 0 ||
+			    write(ready[1], "x", 1) != 1)
+				_exit(1);
+			close(ready[1]);
+			execvp("sleep", args);
+			_exit(127);
+		}
+		close(ready[1]);
+		assert_int_equal(read(ready[0], &c, 1), 1);
+		/* judged only once the child is sleep itself */
+		for (int i = 0; i < 200; i++) {
+			_cleanup_free_ char *comm = NULL;
+
+			if (ll_read_line(at("/proc", "%d/comm", (int)child), &comm) == 0 && strcmp(comm, "sleep") == 0)
+				break;
+			usleep(10000);
+		}
+		assert_int_equal(ll_jobdir_clean_stale(tmp, &removed, &n), 0);
+		assert_int_equal(n, 0);
+		free(removed);
+		kill(child, SIGKILL);
+		waitpid(child, NULL, 0);
+		assert_int_equal(ll_jobdir_clean_stale(tmp, &removed, &n), 0);
+		assert_int_equal(n, 1);
+		assert_string_equal(removed[0], at(tmp, "llmlaunch-%d", (int)dead));
+		ll_strv_free(removed, n);
+		close(ready[0]);
+	}
+
+	/* Another host's directory (TMPDIR shared between nodes, where this host's
+	 * flock() proves nothing) and an unsigned lock file are never judged; this
+	 * host's directory from an earlier boot is stale whatever its lock says. */
+	assert_int_equal(mkdir(at(tmp, "llmlaunch-%d", (int)dead), 0700), 0);
+	sign(at(tmp, "llmlaunch-%d/" LL_JOBDIR_LOCK, (int)dead), "other-node", NULL);
+	assert_int_equal(mkdir(at(tmp, "llmlaunch-%d-Zz", (int)dead), 0700), 0);
+	touch(at(tmp, "llmlaunch-%d-Zz/" LL_JOBDIR_LOCK, (int)dead));
+	assert_int_equal(mkdir(at(tmp, "llmlaunch-%d", (int)dead2), 0700), 0);
+	sign(at(tmp, "llmlaunch-%d/" LL_JOBDIR_LOCK, (int)dead2), NULL, "00000000-0000-4000-8000-000000000000");
+	assert_int_equal(ll_jobdir_clean_stale(tmp, &removed, &n), 0);
+	assert_int_equal(n, 1);
+	assert_string_equal(removed[0], at(tmp, "llmlaunch-%d", (int)dead2));
+	ll_strv_free(removed, n);
+	assert_int_equal(unlink(at(tmp, "llmlaunch-%d/" LL_JOBDIR_LOCK, (int)dead)), 0);
+	assert_int_equal(rmdir(at(tmp, "llmlaunch-%d", (int)dead)), 0);
+	assert_int_equal(unlink(at(tmp, "llmlaunch-%d-Zz/" LL_JOBDIR_LOCK, (int)dead)), 0);
+	assert_int_equal(rmdir(at(tmp, "llmlaunch-%d-Zz", (int)dead)), 0);
 
 	/* A normal end: the lock file goes, then the directory when only empty
 	 * directories are left. */

@@ -129,7 +129,33 @@ static void test_load_order(void **state)
 	assert_string_equal(c.unreadable, missing);
 	assert_int_equal(c.n_entries, 2);
 	assert_string_equal(c.entries[0].value, "from_etc");
+	assert_string_equal(c.unreadable_why, "No such file or directory");
+	assert_false(c.unreadable_blocks);
 	ll_nccl_conf_release(&c);
+
+	/* Not a regular file: NCCL fopen()s and fgets() whatever it is, so a FIFO
+	 * blocks it and /dev/zero never ends. Recorded as such, never waited on. A
+	 * directory only fails NCCL's first read. */
+	{
+		char *fifo = ll_asprintf("%s/fifo.conf", dir);
+
+		assert_int_equal(mkfifo(fifo, 0600), 0);
+		ll_nccl_conf_load(&c, fifo, home, dir, true);
+		assert_string_equal(c.unreadable, fifo);
+		assert_string_equal(c.unreadable_why, "a FIFO");
+		assert_true(c.unreadable_blocks);
+		ll_nccl_conf_release(&c);
+		ll_nccl_conf_load(&c, "/dev/zero", home, dir, true);
+		assert_string_equal(c.unreadable_why, "a character device");
+		assert_true(c.unreadable_blocks);
+		ll_nccl_conf_release(&c);
+		ll_nccl_conf_load(&c, home, home, dir, true);
+		assert_string_equal(c.unreadable_why, "a directory");
+		assert_false(c.unreadable_blocks);
+		ll_nccl_conf_release(&c);
+		unlink(fifo);
+		free(fifo);
+	}
 
 	unlink(user);
 	unlink(conf);

@@ -35,7 +35,8 @@ struct fx {
 	size_t n_env;
 	struct ll_assignment profile[8], cli[8], conf[8];
 	size_t n_profile, n_cli, n_conf;
-	const char *conf_unreadable;
+	const char *conf_unreadable, *conf_unreadable_why;
+	bool conf_blocks;
 	struct ll_process_limits limits;
 	int nproc, nnodes;
 	enum ll_bind_mode bind;
@@ -193,6 +194,8 @@ static struct ll_plan *fx_plan(struct fx *x)
 		.nccl_conf = x->conf,
 		.n_nccl_conf = x->n_conf,
 		.nccl_conf_unreadable = x->conf_unreadable,
+		.nccl_conf_unreadable_why = x->conf_unreadable_why,
+		.nccl_conf_blocks = x->conf_blocks,
 		.limits = x->limits,
 	};
 	struct ll_error err = { 0 };
@@ -1020,6 +1023,8 @@ static const struct ll_conf_line *conf_at(const struct ll_plan *p, const char *o
 
 /* NCCL's own files: the environment wins over them, the first file over later
  * ones; a conflict with what llmlaunch exports says which value NCCL uses. */
+static const struct ll_lint *lint_on(const struct ll_plan *p, const char *var);
+
 static void t_nccl_conf(void **state)
 {
 	struct fx *x = two_gpu_ib();
@@ -1086,6 +1091,15 @@ static void t_nccl_conf(void **state)
 	assert_lint(p, LL_LINT_WARNING, "NCCL_SOCKET_NTHREADS", "but NCCL uses '8' (inherited environment)");
 	assert_lint(p, LL_LINT_WARNING, NULL, "here 'export NCCL_DEBUG'");
 	assert_lint(p, LL_LINT_WARNING, "NCCL_CONF_FILE", "'/nonexistent/nccl.conf' cannot be read");
+	assert_false(lint_on(p, "NCCL_CONF_FILE")->blocking);
+	ll_plan_free(p);
+	/* A FIFO or a device is no file NCCL ignores: it blocks or never ends. */
+	x->conf_unreadable = "/dev/zero";
+	x->conf_unreadable_why = "a character device";
+	x->conf_blocks = true;
+	p = fx_plan(x);
+	assert_lint(p, LL_LINT_ERROR, "NCCL_CONF_FILE", "'/dev/zero' is a character device, not a regular file");
+	assert_true(lint_on(p, "NCCL_CONF_FILE")->blocking);
 	ll_plan_free(p);
 	fx_free(x);
 }

@@ -298,17 +298,54 @@ static void test_loader_vars(void **state)
 /* A profile fetched over the network may set an allow-list only (docs/security.md).
  * Each of these made both ranks of a job run code or touch files of the URL's
  * choosing, and each was accepted before. */
+/* A fetched profile's when_exists may test only where software is installed, and is
+ * refused as written: the answer is the same for a path that exists (/etc/passwd)
+ * and one that does not, so it tells the server nothing about the node. */
+static void test_remote_when_exists(void **state)
+{
+	static const char *const refused[] = {
+		"/etc/passwd", "/nonexistent/secret", "/root/.ssh/id_rsa", "/opt/../etc/passwd", "/usr/lib/./x",
+		"/opt//x", "/opt/..", "/usr/libx/y", "/proc/self/environ",
+	};
+	const char *hint = "a fetched profile may test only where software is installed: /usr/lib/, /usr/lib64/, "
+			   "/usr/local/lib/, /usr/local/lib64/ or /opt/";
+	struct ll_profile_load_opts remote = { .remote = true };
+	struct ll_profile *p;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		_cleanup_free_ char *text =
+			ll_asprintf("env:\n  NCCL_NET:\n    value: IB\n    when_exists: %s\n", refused[i]);
+		_cleanup_free_ char *msg = ll_asprintf("t.yaml:4:18: env.NCCL_NET.when_exists: '%s' is outside the places "
+						       "a profile from the network may test", refused[i]);
+
+		assert_int_equal(expect_error_n(text, strlen(text), &remote, msg, hint), 1);
+		/* The user's own file may test what it likes. */
+		p = parse_ok(text, NULL);
+		ll_profile_free(p);
+	}
+	p = parse_ok("env:\n  NCCL_NET:\n    value: AWS Libfabric\n    when_exists:\n"
+		     "      - /opt/amazon/ofi-nccl/lib/libnccl-net.so\n      - /usr/lib64/libnccl-net.so\n",
+		     &remote);
+	assert_int_equal(p->values[0].n_when_exists, 2);
+	ll_profile_free(p);
+}
+
 static void test_remote_allow_list(void **state)
 {
 	(void)state;
 	static const char *const code[] = {
 		"PYTHONPYCACHEPREFIX", "FI_PROVIDER_PATH", "UCX_MODULE_DIR", "HWLOC_PLUGINS_PATH",
-		"TRITON_CACHE_DIR",    "TORCH_EXTENSIONS_DIR", "PYTHONBREAKPOINT",
+		"TRITON_CACHE_DIR",    "TORCH_EXTENSIONS_DIR", "PYTHONBREAKPOINT", "NCCL_IBVERBS_LIB",
+		"NCCL_CUDA_PATH",      "NCCL_GIN_PLUGIN",      "NCCL_RMA_PLUGIN",
 	};
 	static const char *const outside[] = {
 		"NCCL_DEBUG_FILE", "HTTPS_PROXY", "SSL_CERT_FILE", "HOSTALIASES", "HOME", "NCCL_TOPO_FILE",
 		"NCCL_GRAPH_DUMP_FILE", "NCCL_CONF_FILE", "NCCL_COMM_ID", "FI_EFA_SOMETHING_NEW", "UCX_LOG_FILE",
 		"LLMLAUNCH_PYTHON", "CUDA_CACHE_PATH", "PYTHONWARNINGS", "OMPI_MCA_PLM",
+		/* NCCL writes a trace where it points (src/misc/profiler.cc, 2.12 to 2.22) */
+		"NCCL_PROXY_PROFILE", "NCCL_TUNER_CONFIG_FILE", "NCCL_PROFILE_DUMP_FILE", "NCCL_INSPECTOR_DUMP_DIR",
+		"NCCL_NEW_THING_LIB",
 	};
 	static const char *const allowed[] = {
 		"NCCL_IB_TC", "NCCL_DEBUG", "NCCL_IB_PCI_RELAXED_ORDERING", "NCCL_NET", "FI_PROVIDER",
@@ -484,14 +521,20 @@ static void test_shipped_profiles_validate(void **state)
 		/* The name inside is the name users type. */
 		stem = ll_strndup(de->d_name, len - 5);
 		/* Served from a URL, each would load too, but for the one value that
-		 * names a file (NCCL_TOPO_FILE, azure-nd-h100-v5). */
+		 * names a file (NCCL_TOPO_FILE, azure-nd-h100-v5) ... */
 		{
 			struct ll_profile_load_opts remote = { .remote = true };
 			struct ll_profile_diags diags = { 0 };
 			struct ll_profile *q = NULL;
 			struct ll_error e = { 0 };
 
-			if (ll_profile_load_file(path, &remote, &q, &diags, &e) < 0) {
+			if (ll_profile_load_file(path, &remote, &q, &diags, &e) < 0 && strcmp(stem, "gcp-a3-ultra") == 0) {
+				/* ... and gcp-a3-ultra's when_exists, which tests a script outside
+				 * the library locations a fetched profile may test. */
+				assert_int_equal(diags.n, 1);
+				assert_non_null(strstr(diags.items[0].message, "env.NCCL_NET.when_exists: "
+										   "'/usr/local/gib/scripts/set_nccl_env.sh' is outside"));
+			} else if (e.message) {
 				assert_string_equal(stem, "azure-nd-h100-v5");
 				assert_int_equal(diags.n, 1);
 				assert_non_null(strstr(diags.items[0].message, "env.NCCL_TOPO_FILE: 'NCCL_TOPO_FILE' is not "
@@ -520,6 +563,7 @@ int main(void)
 		cmocka_unit_test(test_bad_values),
 		cmocka_unit_test(test_loader_vars),
 		cmocka_unit_test(test_remote_allow_list),
+		cmocka_unit_test(test_remote_when_exists),
 		cmocka_unit_test(test_yaml_level_errors),
 		cmocka_unit_test(test_all_problems_reported),
 		cmocka_unit_test(test_edit_distance),

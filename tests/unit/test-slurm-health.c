@@ -91,6 +91,32 @@ static void test_nothing_stated(void **state)
 	node_free(f);
 }
 
+/* A fetched profile's expectations never drain: what they add is a note; a local
+ * expectation beside them still acts. */
+static void test_fetched_only_warns(void **state)
+{
+	struct ll_facts *f = node(8, "AAAAAAAA", LL_NO);
+	struct ll_profile_expect e = dgx;
+	struct ll_health h;
+
+	(void)state;
+	e.gpus = 64;
+	e.fetched = LL_EXPECT_GPUS | LL_EXPECT_GDR_REQUIRED;
+	ll_health_check(f, &e, &h);
+	assert_int_equal(h.n_faults, 0);
+	assert_int_equal(h.n_notes, 2);
+	assert_string_equal(h.notes[0], "expected 64 GPUs, found 8 (stated by a profile fetched over the network: a "
+					"warning, it cannot drain the node)");
+	ll_health_release(&h);
+	e.fetched = LL_EXPECT_GPUS;
+	ll_health_check(f, &e, &h);
+	assert_int_equal(h.n_faults, 1);
+	assert_non_null(strstr(h.faults[0], "GPUDirect RDMA is required"));
+	assert_int_equal(h.n_notes, 1);
+	ll_health_release(&h);
+	node_free(f);
+}
+
 static void test_gpu_missing(void **state)
 {
 	struct ll_facts *f = node(7, "AAAAAAAA", LL_YES);
@@ -269,6 +295,7 @@ int main(void)
 		cmocka_unit_test(test_plumbing),
 		cmocka_unit_test(test_nothing_stated),
 		cmocka_unit_test(test_gpu_missing),
+		cmocka_unit_test(test_fetched_only_warns),
 		cmocka_unit_test(test_more_gpus_is_fine),
 		cmocka_unit_test(test_port_down_named),
 		cmocka_unit_test(test_many_down_capped),
