@@ -16,6 +16,7 @@
 
 #include "annotate.h"
 #include "annotations.h"
+#include "llmlaunch/addr.h"
 #include "llmlaunch/file.h"
 #include "sysfs.h"
 
@@ -67,22 +68,6 @@ static char *config_value(const char *text, const char *key)
 	return value;
 }
 
-/* One address as inet_ntop() writes it, so that lists and interfaces compare as
- * text; anything else (a host name) as given. */
-static char *canonical_address(const char *word, size_t len)
-{
-	char *w = ll_strndup(word, len);
-	unsigned char bin[sizeof(struct in6_addr)];
-	char text[INET6_ADDRSTRLEN];
-	int family = inet_pton(AF_INET, w, bin) == 1 ? AF_INET : inet_pton(AF_INET6, w, bin) == 1 ? AF_INET6 : 0;
-
-	if (family && inet_ntop(family, bin, text, sizeof(text))) {
-		free(w);
-		w = ll_strdup(text);
-	}
-	return w;
-}
-
 /* The IMEX service's node list, where this user may read it: IMEXNodesFile and
  * IMEXNodes (or IMEXNodesMissing), IMEXBindAddress. Nothing when IMEX is not
  * installed, or its config cannot be read: unknown, never guessed. Read on every
@@ -106,7 +91,7 @@ static void annotate_imex_config(hwloc_obj_t root, const char *fsroot)
 	bind = config_value(config, "BIND_INTERFACE_IP");
 	ll_obj_info_once(root, LL_INFO_IMEX_NODES_FILE, nodes_file);
 	if (bind) {
-		_cleanup_free_ char *canon = canonical_address(bind, strlen(bind));
+		_cleanup_free_ char *canon = ll_addr_canonical(bind, strlen(bind));
 
 		ll_obj_info_once(root, LL_INFO_IMEX_BIND, canon);
 	}
@@ -129,7 +114,7 @@ static void annotate_imex_config(hwloc_obj_t root, const char *fsroot)
 		}
 		len = strcspn(p, " \t\r\n#");
 		if (len) {
-			_cleanup_free_ char *canon = canonical_address(p, len);
+			_cleanup_free_ char *canon = ll_addr_canonical(p, len);
 
 			ll_buf_addf(&list, "%s%s", n++ ? "," : "", canon);
 		}

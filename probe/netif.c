@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "llmlaunch/addr.h"
 #include "llmlaunch/file.h"
 #include "annotate.h"
 #include "annotations.h"
@@ -189,10 +190,8 @@ static void add_addresses(hwloc_obj_t obj, const char *ifname, const struct ifad
 		return;
 	for (const struct ifaddrs *ifa = ifa_list; ifa; ifa = ifa->ifa_next) {
 		char text[INET6_ADDRSTRLEN], full[INET6_ADDRSTRLEN + 8];
-		const unsigned char *mask;
-		size_t name_len, mask_len;
-		unsigned prefix = 0;
-		const void *addr;
+		size_t name_len;
+		unsigned prefix;
 		int family;
 
 		if (!ifa->ifa_addr || !ifa->ifa_name)
@@ -202,22 +201,11 @@ static void add_addresses(hwloc_obj_t obj, const char *ifname, const struct ifad
 		if (name_len != strlen(ifname) || strncmp(ifa->ifa_name, ifname, name_len))
 			continue;
 		family = ifa->ifa_addr->sa_family;
-		if (family == AF_INET) {
-			addr = &((const struct sockaddr_in *)ifa->ifa_addr)->sin_addr;
-			mask = ifa->ifa_netmask ? (const unsigned char *)&((const struct sockaddr_in *)ifa->ifa_netmask)->sin_addr : NULL;
-			mask_len = 4;
-		} else if (family == AF_INET6) {
-			addr = &((const struct sockaddr_in6 *)ifa->ifa_addr)->sin6_addr;
-			mask = ifa->ifa_netmask ? (const unsigned char *)&((const struct sockaddr_in6 *)ifa->ifa_netmask)->sin6_addr : NULL;
-			mask_len = 16;
-		} else {
+		if ((family != AF_INET && family != AF_INET6) || !ll_addr_text(ifa->ifa_addr, text))
 			continue;
-		}
-		if (!inet_ntop(family, addr, text, sizeof(text)))
-			continue;
-		for (size_t i = 0; mask && i < mask_len; i++)
-			prefix += (unsigned)__builtin_popcount(mask[i]);
-		snprintf(full, sizeof(full), "%s/%u", text, mask ? prefix : (unsigned)mask_len * 8);
+		/* no mask: a host address */
+		prefix = ifa->ifa_netmask ? ll_addr_prefix_len(ifa->ifa_netmask) : family == AF_INET ? 32 : 128;
+		snprintf(full, sizeof(full), "%s/%u", text, prefix);
 		hwloc_obj_add_info(obj, LL_INFO_NET_ADDR, full);
 	}
 	hwloc_obj_add_info(obj, LL_INFO_NET_ADDRS_KNOWN, "1");

@@ -21,6 +21,7 @@
  * TOKEN is a hash of the job's identity, which every node knows (the Slurm job and
  * step, the PMIx namespace): two jobs sharing a port cannot mistake each other. */
 #include "llmlaunch/agree.h"
+#include "llmlaunch/addr.h"
 #include "llmlaunch/clock.h"
 #include "llmlaunch/hash.h"
 #include "llmlaunch/hostlist.h"
@@ -416,29 +417,19 @@ static void local_address(int fd, char **ret_addr, char **ret_ifname)
 	socklen_t len = sizeof(ss);
 	char text[INET6_ADDRSTRLEN];
 	struct ifaddrs *ifa = NULL;
-	const void *raw;
 
 	if (getsockname(fd, (struct sockaddr *)&ss, &len) < 0)
 		return;
-	if (ss.ss_family == AF_INET6 && IN6_IS_ADDR_V4MAPPED(&((struct sockaddr_in6 *)&ss)->sin6_addr)) {
-		struct sockaddr_in v4 = { .sin_family = AF_INET };
-		memcpy(&v4.sin_addr, ((struct sockaddr_in6 *)&ss)->sin6_addr.s6_addr + 12, 4);
-		memcpy(&ss, &v4, sizeof(v4));
-	}
-	raw = ss.ss_family == AF_INET6 ? (const void *)&((struct sockaddr_in6 *)&ss)->sin6_addr
-				       : (const void *)&((struct sockaddr_in *)&ss)->sin_addr;
-	if (!inet_ntop(ss.ss_family, raw, text, sizeof(text)))
+	/* an IPv4-mapped address reads as its IPv4 one (ll_addr_text) */
+	if (!ll_addr_text((struct sockaddr *)&ss, text))
 		return;
 	*ret_addr = ll_strdup(text);
 	if (getifaddrs(&ifa) < 0)
 		return;
 	for (struct ifaddrs *i = ifa; i; i = i->ifa_next) {
 		char t[INET6_ADDRSTRLEN];
-		if (!i->ifa_addr || i->ifa_addr->sa_family != ss.ss_family)
-			continue;
-		raw = ss.ss_family == AF_INET6 ? (const void *)&((struct sockaddr_in6 *)i->ifa_addr)->sin6_addr
-					       : (const void *)&((struct sockaddr_in *)i->ifa_addr)->sin_addr;
-		if (inet_ntop(ss.ss_family, raw, t, sizeof(t)) && strcmp(t, text) == 0) {
+
+		if (i->ifa_addr && ll_addr_text(i->ifa_addr, t) && strcmp(t, text) == 0) {
 			*ret_ifname = ll_strdup(i->ifa_name);
 			break;
 		}
@@ -957,10 +948,7 @@ int ll_route_to(const char *addr, char **ret_ifname, char **ret_source, struct l
 		return ll_error_set(err, r == -EINVAL ? -ENETUNREACH : r, "no route to %s: %s", addr, strerror(-r));
 	}
 	close(fd);
-	if (!inet_ntop(src.ss_family,
-		       src.ss_family == AF_INET6 ? (const void *)&((struct sockaddr_in6 *)&src)->sin6_addr
-						 : (const void *)&((struct sockaddr_in *)&src)->sin_addr,
-		       text, sizeof(text)))
+	if (!ll_addr_text((struct sockaddr *)&src, text))
 		return ll_error_set(err, -EINVAL, "cannot print the route's source address");
 	*ret_ifname = ifname_of_addr(&src);
 	if (!*ret_ifname)
@@ -988,10 +976,7 @@ static int if_source(const char *ifname, int family, struct sockaddr_storage *re
 			continue;
 		memset(ret, 0, sizeof(*ret));
 		memcpy(ret, i->ifa_addr, family == AF_INET ? sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6));
-		inet_ntop(family,
-			  family == AF_INET6 ? (const void *)&((struct sockaddr_in6 *)ret)->sin6_addr
-					     : (const void *)&((struct sockaddr_in *)ret)->sin_addr,
-			  text, INET6_ADDRSTRLEN);
+		ll_addr_text((struct sockaddr *)ret, text);
 		found = true;
 	}
 	freeifaddrs(ifa);

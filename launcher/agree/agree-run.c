@@ -1,5 +1,6 @@
 /* ll_agree(): pick the backend from the environment, build this node's summary,
  * agree, and write the cluster-wide values into the plan. */
+#include "llmlaunch/addr.h"
 #include "llmlaunch/file.h"
 #include "agree-internal.h"
 #include "llmlaunch/clock.h"
@@ -124,25 +125,6 @@ static void add_if(struct ll_summary *s, const char *name, enum ll_summary_if_ki
 	f->prefixlen = prefixlen;
 }
 
-static unsigned prefix_of(const struct sockaddr *mask)
-{
-	const unsigned char *b;
-	unsigned n = 0, len;
-
-	if (!mask)
-		return 0;
-	if (mask->sa_family == AF_INET6) {
-		b = ((const struct sockaddr_in6 *)mask)->sin6_addr.s6_addr;
-		len = 16;
-	} else {
-		b = (const unsigned char *)&((const struct sockaddr_in *)mask)->sin_addr;
-		len = 4;
-	}
-	for (unsigned i = 0; i < len; i++)
-		n += (unsigned)__builtin_popcount(b[i]);
-	return n;
-}
-
 /* Snapshots and --fsroot carry no addresses, but the rendezvous happens on this
  * machine's real network anyway: read it live then. */
 static void add_live_ifs(struct ll_summary *s)
@@ -153,21 +135,14 @@ static void add_live_ifs(struct ll_summary *s)
 		return;
 	for (struct ifaddrs *i = ifa; i; i = i->ifa_next) {
 		char text[INET6_ADDRSTRLEN];
-		enum ll_summary_if_kind kind;
 		int fam;
 
 		if (!i->ifa_addr || !(i->ifa_flags & IFF_UP))
 			continue;
 		fam = i->ifa_addr->sa_family;
-		if (fam != AF_INET && fam != AF_INET6)
+		if ((fam != AF_INET && fam != AF_INET6) || !ll_addr_text(i->ifa_addr, text))
 			continue;
-		if (!inet_ntop(fam,
-			       fam == AF_INET ? (const void *)&((struct sockaddr_in *)i->ifa_addr)->sin_addr
-					      : (const void *)&((struct sockaddr_in6 *)i->ifa_addr)->sin6_addr,
-			       text, sizeof(text)))
-			continue;
-		kind = live_kind(ifa, i);
-		add_if(s, i->ifa_name, kind, fam, text, prefix_of(i->ifa_netmask));
+		add_if(s, i->ifa_name, live_kind(ifa, i), fam, text, ll_addr_prefix_len(i->ifa_netmask));
 	}
 	freeifaddrs(ifa);
 }

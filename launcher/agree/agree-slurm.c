@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "llmlaunch/addr.h"
 #include "llmlaunch/clock.h"
 #include "llmlaunch/hostlist.h"
 #include "llmlaunch/port.h"
@@ -29,18 +30,6 @@ int agree_slurm_port(unsigned long job_id, unsigned long step_id)
 {
 	/* Jobs sharing a node have different ids; steps of one job different step ids. */
 	return 20000 + (int)((job_id * 8 + step_id % 8) % 12768);
-}
-
-static bool is_loopback(const struct sockaddr *sa)
-{
-	if (sa->sa_family == AF_INET)
-		return (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr) >> 24) == 127;
-	if (sa->sa_family == AF_INET6) {
-		const struct in6_addr *a = &((const struct sockaddr_in6 *)sa)->sin6_addr;
-		return IN6_IS_ADDR_LOOPBACK(a) ||
-		       (IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127);
-	}
-	return false;
 }
 
 /* The first address `host` resolves to, IPv4 before IPv6 (torchrun's store and gloo
@@ -56,7 +45,7 @@ static char *resolve(const char *host, bool *ret_loopback)
 		return NULL;
 	for (int pass = 0; pass < 2 && !best; pass++)
 		for (const struct addrinfo *a = ai; a && !best; a = a->ai_next)
-			if ((a->ai_family == AF_INET) == (pass == 0) && !is_loopback(a->ai_addr))
+			if ((a->ai_family == AF_INET) == (pass == 0) && !ll_addr_is_loopback(a->ai_addr))
 				best = a;
 	if (!best) {
 		best = ai;

@@ -23,44 +23,9 @@
 #include "llmlaunch/file.h"
 #include "llmlaunch/version.h"
 #include "sha256.h"
+#include "llmlaunch/addr.h"
 
 #define MAX_REDIRECTS 5
-
-/* Where an address is: the classes that name this machine or a private network
- * (RFC 1122 loopback and "this network", RFC 1918, RFC 6598 shared, RFC 3927 and
- * RFC 4291 link-local, RFC 4193 unique local, IPv4-mapped forms of them). */
-static bool v4_nonpublic(const unsigned char *a)
-{
-	return a[0] == 127 || a[0] == 10 || a[0] == 0 || (a[0] == 172 && (a[1] & 0xf0) == 16) ||
-	       (a[0] == 192 && a[1] == 168) || (a[0] == 169 && a[1] == 254) || (a[0] == 100 && (a[1] & 0xc0) == 64);
-}
-
-static bool addr_nonpublic(const struct sockaddr *sa)
-{
-	if (sa->sa_family == AF_INET)
-		return v4_nonpublic((const unsigned char *)&((const struct sockaddr_in *)sa)->sin_addr);
-	if (sa->sa_family == AF_INET6) {
-		const struct in6_addr *a = &((const struct sockaddr_in6 *)sa)->sin6_addr;
-
-		if (IN6_IS_ADDR_V4MAPPED(a))
-			return v4_nonpublic(a->s6_addr + 12);
-		return IN6_IS_ADDR_LOOPBACK(a) || IN6_IS_ADDR_UNSPECIFIED(a) || IN6_IS_ADDR_LINKLOCAL(a) ||
-		       (a->s6_addr[0] & 0xfe) == 0xfc;
-	}
-	return true; /* not an internet address at all */
-}
-
-static bool addr_loopback(const struct sockaddr *sa)
-{
-	if (sa->sa_family == AF_INET)
-		return ((const unsigned char *)&((const struct sockaddr_in *)sa)->sin_addr)[0] == 127;
-	if (sa->sa_family == AF_INET6) {
-		const struct in6_addr *a = &((const struct sockaddr_in6 *)sa)->sin6_addr;
-
-		return IN6_IS_ADDR_LOOPBACK(a) || (IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127);
-	}
-	return false;
-}
 
 /* Plain http to loopback, decided from the URL's literal host before any lookup:
  * 127.0.0.0/8 written as an address, [::1], or "localhost" (then pinned to
@@ -106,8 +71,8 @@ static curl_socket_t open_socket(void *data, curlsocktype purpose, struct curl_s
 	struct sock_guard *g = data;
 
 	(void)purpose;
-	if ((g->rule == ADDR_PUBLIC_ONLY && addr_nonpublic(&a->addr)) ||
-	    (g->rule == ADDR_LOOPBACK_ONLY && !addr_loopback(&a->addr))) {
+	if ((g->rule == ADDR_PUBLIC_ONLY && ll_addr_is_nonpublic(&a->addr)) ||
+	    (g->rule == ADDR_LOOPBACK_ONLY && !ll_addr_is_loopback(&a->addr))) {
 		g->refused = true;
 		return CURL_SOCKET_BAD;
 	}
@@ -436,7 +401,7 @@ static enum outcome transfer_once(struct fetch_state *st, const char *url, bool 
 				ss.ss_family = AF_INET6;
 				memcpy(&((struct sockaddr_in6 *)&ss)->sin6_addr, a, 16);
 			}
-			st->nonpublic = ss.ss_family && addr_nonpublic((struct sockaddr *)&ss);
+			st->nonpublic = ss.ss_family && ll_addr_is_nonpublic((struct sockaddr *)&ss);
 		}
 	}
 	switch (cc) {
