@@ -1,6 +1,6 @@
 /* llmlaunch: probe a GPU node, plan NCCL and torchrun settings, agree across nodes,
  * launch. Global options and dispatch; the command table (launcher/cli/commands.c) is the
- * whole CLI surface, and each command lives in launcher/cmd-NAME.c. */
+ * whole CLI surface, and each command lives in launcher/cli/cmd-NAME.c. */
 #include <errno.h>
 #include <stdarg.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /* The command layer: one context shared by the subcommands, and each subcommand's
- * entry point (launcher/cmd-*.c, one file per command, as git's builtins). */
+ * entry point (launcher/cli/cmd-*.c, one file per command, as git's builtins). */
 #ifndef LLMLAUNCH_CLI_H
 #define LLMLAUNCH_CLI_H
 

@@ -155,6 +155,136 @@ static void add_torchrun(struct run_options *o, const struct ll_torchrun_option 
 		o->no_python = true;
 }
 
+/* An error record of a parser below (plan, agreement), reported: a usage error. */
+static int reported(struct ll_error *err)
+{
+	ll_report(err);
+	ll_error_clear(err);
+	return -EINVAL;
+}
+
+/* A torchrun flag: its value checked now (torchrun would fail with a traceback, after
+ * the probe and the agreement), then into the plan's inputs. */
+static int torchrun_flag(struct run_options *o, const struct ll_torchrun_option *t, const char *spelled,
+			 const char *value)
+{
+	_cleanup_free_ char *expected = ll_torchrun_has_arg(t) ? ll_torchrun_value_check(t, value) : NULL;
+
+	if (expected) {
+		ll_errorf("%s '%s': expected %s", spelled, value, expected);
+		return -EINVAL;
+	}
+	add_torchrun(o, t, spelled, value);
+	return 1;
+}
+
+/* One option getopt_long returned: 1 go on, 0 done (--help), <0 usage error (reported). */
+static int run_option(struct run_options *o, struct ll_ctx *ctx, int c, char **argv, const struct option *longopts)
+{
+	struct ll_error err = { 0 };
+
+	switch (c) {
+	case 'h':
+		usage(stdout);
+		return 0;
+	case OPT_PYTHON:
+		o->python = optarg;
+		return 1;
+	case 'm':
+	case OPT_MODULE:
+		o->module = optarg;
+		return 1;
+	case OPT_DRY_RUN:
+		o->dry_run = true;
+		return 1;
+	case OPT_EXEC:
+		o->exec = true;
+		return 1;
+	case OPT_JSON:
+		o->json = true;
+		return 1;
+	case OPT_GRACE:
+		return ll_parse_seconds("--grace", optarg, 0.001, 86400, &o->grace_s, &err) < 0 ? reported(&err) : 1;
+	case OPT_ON_FALLBACK:
+		if (ll_fallback_policy_parse(optarg, &o->on_fallback) == 0)
+			return 1;
+		ll_errorf("--on-fallback '%s': expected warn or stop", optarg);
+		return -EINVAL;
+	case OPT_PREFLIGHT:
+		o->preflight = true;
+		return 1;
+	case LL_OPT_ON_SLOW:
+	case LL_OPT_EXCLUDE_FILE:
+	case LL_OPT_DRAIN:
+	case LL_OPT_CHECK_TIMEOUT:
+		return ll_check_cli_option(&o->check, c, optarg) < 0 ? -EINVAL : 1;
+	case 'r':
+	case 't':
+		return torchrun_flag(o, ll_torchrun_option_find(c == 'r' ? "redirects" : "tee"), c == 'r' ? "-r" : "-t",
+				     optarg);
+	case ':':
+	case '?':
+		return ll_cmd_option_fallback("run", c, optarg, argv, NULL, longopts);
+	case LL_OPT_SET:
+	case LL_OPT_BIND:
+		return ll_plan_cmd_option(&o->plan, c, optarg, &err) < 0 ? reported(&err) : 1;
+	case LL_OPT_AGREE_TIMEOUT:
+	case LL_OPT_STRICT:
+		return ll_agree_cmd_option(&o->agree, c, optarg, &err) < 0 ? reported(&err) : 1;
+	}
+	if (ll_ctx_common_option(ctx, c, optarg))
+		return 1;
+	if (c >= OPT_TORCHRUN) {
+		const struct ll_torchrun_option *t = &ll_torchrun_options[c - OPT_TORCHRUN];
+		_cleanup_free_ char *spelled = ll_asprintf("--%s", t->name);
+
+		for (char *d = spelled + 2; *d; d++)
+			if (*d == '_')
+				*d = '-';
+		return torchrun_flag(o, t, spelled, optarg);
+	}
+	return -EINVAL;
+}
+
+/* After the options: SCRIPT (or -m MODULE) and its arguments, and the options that
+ * exclude each other. 1, or -EINVAL after reporting. */
+static int run_options_done(int argc, char **argv, struct run_options *o)
+{
+	if (o->module) {
+		o->script_args = argv + optind;
+		o->n_script_args = argc - optind;
+	} else if (optind < argc) {
+		o->script = argv[optind];
+		o->script_args = argv + optind + 1;
+		o->n_script_args = argc - optind - 1;
+	} else {
+		ll_errorf("no script to run");
+		fprintf(stderr, "hint: llmlaunch [OPTIONS] SCRIPT [ARGS...]; see 'llmlaunch run --help'\n");
+		return -EINVAL;
+	}
+	if (o->json && !o->dry_run) {
+		ll_errorf("--json goes with --dry-run");
+		return -EINVAL;
+	}
+	if (o->preflight && o->dry_run) {
+		ll_errorf("--preflight and --dry-run exclude each other: the check runs a job");
+		return -EINVAL;
+	}
+	if (o->exec && o->dry_run) {
+		ll_errorf("--exec and --dry-run exclude each other");
+		return -EINVAL;
+	}
+	if (!o->preflight && (o->check.on_slow || o->check.exclude_file || o->check.drain || o->check.timeout_s > 0)) {
+		ll_errorf("--on-slow, --exclude-file, --drain and --check-timeout go with --preflight");
+		return -EINVAL;
+	}
+	if (o->check.drain && o->check.on_slow != LL_ON_SLOW_EXCLUDE) {
+		ll_errorf("--drain goes with --on-slow exclude");
+		return -EINVAL;
+	}
+	return 1;
+}
+
 int run_parse_argv(int argc, char **argv, struct ll_ctx *ctx, struct run_options *o)
 {
 	_cleanup_free_ struct option *base = build_longopts();
@@ -179,153 +309,11 @@ int run_parse_argv(int argc, char **argv, struct ll_ctx *ctx, struct run_options
 	opterr = 0;
 	optind = 0;
 	/* '+': options end at SCRIPT; ':': report a missing argument ourselves. */
-	while (r > 0 && (c = getopt_long(argc, argv, "+:hm:r:t:", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'h':
-			usage(stdout);
-			r = 0;
-			break;
-		case OPT_PYTHON:
-			o->python = optarg;
-			break;
-		case 'm':
-		case OPT_MODULE:
-			o->module = optarg;
-			break;
-		case OPT_DRY_RUN:
-			o->dry_run = true;
-			break;
-		case OPT_EXEC:
-			o->exec = true;
-			break;
-		case OPT_JSON:
-			o->json = true;
-			break;
-		case OPT_GRACE: {
-			struct ll_error err = { 0 };
-
-			if (ll_parse_seconds("--grace", optarg, 0.001, 86400, &o->grace_s, &err) < 0) {
-				ll_report(&err);
-				ll_error_clear(&err);
-				r = -EINVAL;
-			}
-			break;
-		}
-		case OPT_ON_FALLBACK:
-			if (ll_fallback_policy_parse(optarg, &o->on_fallback) < 0) {
-				ll_errorf("--on-fallback '%s': expected warn or stop", optarg);
-				r = -EINVAL;
-			}
-			break;
-		case OPT_PREFLIGHT:
-			o->preflight = true;
-			break;
-		case LL_OPT_ON_SLOW:
-		case LL_OPT_EXCLUDE_FILE:
-		case LL_OPT_DRAIN:
-		case LL_OPT_CHECK_TIMEOUT:
-			if (ll_check_cli_option(&o->check, c, optarg) < 0)
-				r = -EINVAL;
-			break;
-		case 'r':
-		case 't': {
-			const struct ll_torchrun_option *t = ll_torchrun_option_find(c == 'r' ? "redirects" : "tee");
-			_cleanup_free_ char *expected = ll_torchrun_value_check(t, optarg);
-
-			if (expected) {
-				ll_errorf("-%c '%s': expected %s", c, optarg, expected);
-				r = -EINVAL;
-				break;
-			}
-			add_torchrun(o, t, c == 'r' ? "-r" : "-t", optarg);
-			break;
-		}
-		case ':':
-		case '?':
-			r = ll_cmd_option_fallback("run", c, optarg, argv, NULL, longopts);
-			break;
-		case LL_OPT_SET:
-		case LL_OPT_BIND: {
-			struct ll_error err = { 0 };
-
-			if (ll_plan_cmd_option(&o->plan, c, optarg, &err) < 0) {
-				ll_report(&err);
-				ll_error_clear(&err);
-				r = -EINVAL;
-			}
-			break;
-		}
-		case LL_OPT_AGREE_TIMEOUT:
-		case LL_OPT_STRICT: {
-			struct ll_error err = { 0 };
-
-			if (ll_agree_cmd_option(&o->agree, c, optarg, &err) < 0) {
-				ll_report(&err);
-				ll_error_clear(&err);
-				r = -EINVAL;
-			}
-			break;
-		}
-		default:
-			if (ll_ctx_common_option(ctx, c, optarg))
-				break;
-			if (c >= OPT_TORCHRUN) {
-				const struct ll_torchrun_option *t = &ll_torchrun_options[c - OPT_TORCHRUN];
-				_cleanup_free_ char *spelled = ll_asprintf("--%s", t->name), *expected = NULL;
-
-				for (char *d = spelled + 2; *d; d++)
-					if (*d == '_')
-						*d = '-';
-				/* Checked now: torchrun would fail with a traceback, after the
-				 * probe and the agreement. */
-				if (ll_torchrun_has_arg(t) && (expected = ll_torchrun_value_check(t, optarg))) {
-					ll_errorf("%s '%s': expected %s", spelled, optarg, expected);
-					r = -EINVAL;
-					break;
-				}
-				add_torchrun(o, t, spelled, optarg);
-				break;
-			}
-			r = -EINVAL;
-			break;
-		}
-	}
-	if (r > 0) {
-		if (o->module) {
-			o->script_args = argv + optind;
-			o->n_script_args = argc - optind;
-		} else if (optind < argc) {
-			o->script = argv[optind];
-			o->script_args = argv + optind + 1;
-			o->n_script_args = argc - optind - 1;
-		} else {
-			ll_errorf("no script to run");
-			fprintf(stderr, "hint: llmlaunch [OPTIONS] SCRIPT [ARGS...]; see 'llmlaunch run --help'\n");
-			r = -EINVAL;
-		}
-	}
-	if (r > 0 && o->json && !o->dry_run) {
-		ll_errorf("--json goes with --dry-run");
-		r = -EINVAL;
-	}
-	if (r > 0 && o->preflight && o->dry_run) {
-		ll_errorf("--preflight and --dry-run exclude each other: the check runs a job");
-		r = -EINVAL;
-	}
-	if (r > 0 && !o->preflight && (o->check.on_slow || o->check.exclude_file || o->check.drain || o->check.timeout_s > 0)) {
-		ll_errorf("--on-slow, --exclude-file, --drain and --check-timeout go with --preflight");
-		r = -EINVAL;
-	}
-	if (r > 0 && o->check.drain && o->check.on_slow != LL_ON_SLOW_EXCLUDE) {
-		ll_errorf("--drain goes with --on-slow exclude");
-		r = -EINVAL;
-	}
-	if (r > 0 && o->exec && o->dry_run) {
-		ll_errorf("--exec and --dry-run exclude each other");
-		r = -EINVAL;
-	}
+	while (r > 0 && (c = getopt_long(argc, argv, "+:hm:r:t:", longopts, NULL)) != -1)
+		r = run_option(o, ctx, c, argv, longopts);
+	if (r > 0)
+		r = run_options_done(argc, argv, o);
 	ll_strv_free_null(dashed);
 	free(longopts);
 	return r;
 }
-

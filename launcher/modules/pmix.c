@@ -508,207 +508,225 @@ static int prove(struct pmix_state *st, const struct ll_agree_pmix_args *a, cons
 	return r;
 }
 
-LL_MODULE_EXPORT int ll_pmix_module_run(const struct ll_agree_pmix_args *a, struct ll_cluster *ret,
-					 struct ll_error *err)
+/* Connect to the launcher's PMIx server and read the job: its size, and that one
+ * llmlaunch runs per node. */
+static int connect_job(struct pmix_state *st, struct ll_error *err)
 {
-	const struct ll_agree_options *o = a->o;
-	struct pmix_state st = { .self = a->self, .o = o };
-	struct ll_agree_result res = { 0 };
-	struct ll_agree_node rec = *a->rec;
-	struct ll_agree_deadlines dl;
 	pmix_proc_t wild;
 	pmix_status_t rc;
 	uint32_t n_nodes = 0, local = 0;
 	sigset_t all_signals, old_mask;
-	bool odd = false;
-	double t_prove = 0;
-	_cleanup_free_ char *record = NULL, *summary = NULL;
 	int r;
 
-	st.t0 = ll_now_s();
 	/* Threads start with their creator's signal mask. libpmix's progress thread must
 	 * never take a signal meant for this process: the supervisor later waits for
 	 * SIGCHLD and forwarded signals on a signalfd, which only sees signals that every
 	 * thread blocks (a SIGCHLD taken by that thread left torchrun a zombie, unseen). */
 	sigfillset(&all_signals);
 	pthread_sigmask(SIG_BLOCK, &all_signals, &old_mask);
-	rc = PMIx_Init(&st.me, NULL, 0);
+	rc = PMIx_Init(&st->me, NULL, 0);
 	pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
 	if (rc != PMIX_SUCCESS) {
 		r = pmix_fail(err, rc, "cannot connect to the launcher's PMIx server");
 		ll_error_hint(err, "PMIX_* variables are set but no server answers; unset them to run without PMIx");
 		return r;
 	}
-	st.initialized = true;
-	if (wake_pipe[0] < 0 && pipe2(wake_pipe, O_CLOEXEC | O_NONBLOCK) < 0) {
-		r = ll_error_set(err, -errno, "cannot make a pipe: %s", strerror(errno));
-		goto out;
-	}
+	st->initialized = true;
+	if (wake_pipe[0] < 0 && pipe2(wake_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
+		return ll_error_set(err, -errno, "cannot make a pipe: %s", strerror(errno));
 
 	PMIX_PROC_CONSTRUCT(&wild);
-	PMIX_LOAD_PROCID(&wild, st.me.nspace, PMIX_RANK_WILDCARD);
-	if ((rc = get_number(&wild, PMIX_JOB_SIZE, &st.size)) != PMIX_SUCCESS) {
-		r = pmix_fail(err, rc, "cannot read the job size from PMIx");
-		goto out;
-	}
+	PMIX_LOAD_PROCID(&wild, st->me.nspace, PMIX_RANK_WILDCARD);
+	if ((rc = get_number(&wild, PMIX_JOB_SIZE, &st->size)) != PMIX_SUCCESS)
+		return pmix_fail(err, rc, "cannot read the job size from PMIx");
 	if (get_number(&wild, PMIX_NUM_NODES, &n_nodes) != PMIX_SUCCESS)
-		n_nodes = st.size;
+		n_nodes = st->size;
 	if (get_number(&wild, PMIX_LOCAL_SIZE, &local) != PMIX_SUCCESS)
 		local = 1;
 	/* One llmlaunch per node is the contract: it starts the node's workers itself.
 	 * Every process sees the same job size and node count, so all of them stop. */
-	if (st.size != n_nodes || local > 1) {
-		char *host = rank_name(&st.me, st.me.rank);
+	if (st->size != n_nodes || local > 1) {
+		_cleanup_free_ char *host = rank_name(&st->me, st->me.rank);
+
 		r = ll_error_set(err, -EINVAL,
 				 "%u llmlaunch processes on %u node%s (%u on '%s'): llmlaunch runs once per node "
 				 "and starts that node's workers itself",
-				 st.size, n_nodes, n_nodes == 1 ? "" : "s", local, host);
+				 st->size, n_nodes, n_nodes == 1 ? "" : "s", local, host);
 		ll_error_hint(err, "srun -N %u --ntasks-per-node=1 ... (mpirun: --map-by ppr:1:node)", n_nodes);
-		free(host);
-		goto out;
+		return r;
 	}
-	ll_agree_deadlines(st.size, o->timeout_s, &dl);
-	st.deadline = st.t0 + dl.agree_s;
-
 	/* Every node's name is job information, here before any exchange. */
-	st.names = ll_calloc(st.size, sizeof(char *));
-	for (uint32_t i = 0; i < st.size; i++)
-		st.names[i] = rank_name(&st.me, i);
-	st.job = (struct ll_rdzv_job){
-		.id = st.me.nspace, .nnodes = st.size, .rank = st.me.rank, .names = st.names,
-		.progress = o->progress, .progress_data = o->progress_data,
-	};
-	/* The candidates every node tries: the asked-for port alone (the summaries prove
-	 * every node asked for it), else the job's eight. */
-	ll_rdzv_ports(a->port_base, st.ports);
-	st.n_ports = LL_RDZV_PORTS;
+	st->names = ll_calloc(st->size, sizeof(char *));
+	for (uint32_t i = 0; i < st->size; i++)
+		st->names[i] = rank_name(&st->me, i);
+	return 0;
+}
+
+/* The master port: the asked-for one alone (the summaries prove every node asked for
+ * it), else the first of the job's eight candidates free on rank 0, which listens on
+ * it from now on (check-ins and the proof come to it). Rank 0 writes it in its record. */
+static int master_port(struct pmix_state *st, const struct ll_agree_pmix_args *a, struct ll_agree_node *rec,
+		       struct ll_error *err)
+{
+	int r;
+
+	ll_rdzv_ports(a->port_base, st->ports);
+	st->n_ports = LL_RDZV_PORTS;
 	if (a->port_asked > 0) {
-		st.ports[0] = a->port_asked;
-		st.n_ports = 1;
+		st->ports[0] = a->port_asked;
+		st->n_ports = 1;
 	}
-	rec.port = 0;
-	if (st.me.rank == 0 && st.size > 1) {
-		/* The master port, held from now on: check-ins and the proof come to it. */
-		r = ll_rdzv_listen(&st.job, st.ports, st.n_ports, &st.rdzv, err);
-		if (r < 0)
-			goto out;
-		rec.port = ll_rdzv_port(st.rdzv);
-		if (a->port_asked > 0 && rec.port != a->port_asked) {
-			r = ll_error_set(err, -EADDRINUSE, "master port %d (asked for on the command line or by a profile) "
-							   "is in use on node %s", a->port_asked, st.names[0]);
-			ll_error_hint(err, "choose another --master-port (the same on every node), or leave it out: "
-					   "node 0 then picks a free one");
-			goto out;
-		}
-	} else if (st.me.rank == 0) {
-		if (a->port_asked > 0)
-			rec.port = a->port_asked;
-		else if ((r = ll_free_port_any(&rec.port, err)) < 0)
-			goto out;
+	rec->port = 0;
+	if (st->me.rank != 0)
+		return 0;
+	if (st->size == 1) {
+		rec->port = a->port_asked;
+		return a->port_asked > 0 ? 0 : ll_free_port_any(&rec->port, err);
 	}
-
-	/* The small record from everyone, the full summary from rank 0 (everyone reads it). */
-	record = ll_agree_node_format(&rec);
-	summary = ll_summary_serialize(a->self);
-	if (st.me.rank == 0 && put_string(KEY_SUMMARY, summary) != PMIX_SUCCESS) {
-		r = ll_error_set(err, -EIO, "cannot publish this node's summary through PMIx");
-		goto out;
-	}
-	r = publish(&st, KEY_RECORD, record, "record", err);
+	r = ll_rdzv_listen(&st->job, st->ports, st->n_ports, &st->rdzv, err);
 	if (r < 0)
-		goto out;
-	r = fence(&st, true, &rc);
-	if (r == -ETIMEDOUT) {
-		r = timeout_error(&st, dl.agree_s, err);
-		goto out;
+		return r;
+	rec->port = ll_rdzv_port(st->rdzv);
+	if (a->port_asked > 0 && rec->port != a->port_asked) {
+		ll_error_set(err, -EADDRINUSE, "master port %d (asked for on the command line or by a profile) is in use on "
+					       "node %s", a->port_asked, st->names[0]);
+		ll_error_hint(err, "choose another --master-port (the same on every node), or leave it out: node 0 then "
+				   "picks a free one");
+		return -EADDRINUSE;
 	}
-	if (r < 0) {
-		r = pmix_fail(err, rc, "the PMIx fence failed");
-		goto out;
-	}
-	if (st.me.rank != 0) {
+	return 0;
+}
+
+/* Everyone's small record, rank 0's full summary; when some node's digests differ,
+ * one more collective exchange of the summaries the decision reads. Fills st->nodes. */
+static int exchange(struct pmix_state *st, const struct ll_agree_node *rec, const struct ll_agree_deadlines *dl,
+		    struct ll_error *err)
+{
+	_cleanup_free_ char *record = ll_agree_node_format(rec), *summary = ll_summary_serialize(st->self);
+	pmix_status_t rc;
+	bool odd = false;
+	int r;
+
+	if (st->me.rank == 0 && put_string(KEY_SUMMARY, summary) != PMIX_SUCCESS)
+		return ll_error_set(err, -EIO, "cannot publish this node's summary through PMIx");
+	r = publish(st, KEY_RECORD, record, "record", err);
+	if (r < 0)
+		return r;
+	r = fence(st, true, &rc);
+	if (r == -ETIMEDOUT)
+		return timeout_error(st, dl->agree_s, err);
+	if (r < 0)
+		return pmix_fail(err, rc, "the PMIx fence failed");
+	if (st->me.rank != 0) {
 		/* Everyone is here: the check-in has done its work. */
-		ll_rdzv_progress_done(st.rdzv, true);
-		ll_rdzv_closep(&st.rdzv);
+		ll_rdzv_progress_done(st->rdzv, true);
+		ll_rdzv_closep(&st->rdzv);
 	}
 
-	st.nodes = ll_calloc(st.size, sizeof(*st.nodes));
-	st.cache = ll_calloc(st.size, sizeof(*st.cache));
-	for (uint32_t i = 0; i < st.size; i++) {
-		pmix_proc_t p = rank_proc(&st, i);
+	st->nodes = ll_calloc(st->size, sizeof(*st->nodes));
+	st->cache = ll_calloc(st->size, sizeof(*st->cache));
+	for (uint32_t i = 0; i < st->size; i++) {
+		pmix_proc_t p = rank_proc(st, i);
 		_cleanup_free_ char *text = NULL;
 
-		st.nodes[i].name = ll_strdup(st.names[i]);
-		if (i == st.me.rank) {
-			text = ll_agree_node_format(&rec);
-		} else if ((rc = get_string(&p, KEY_RECORD, true, &text)) != PMIX_SUCCESS) {
-			r = ll_error_set(err, -EIO, "cannot read the record of node '%s' through PMIx: %s",
-					 st.names[i], PMIx_Error_string(rc));
-			goto out;
-		}
-		r = ll_agree_node_parse(text, st.names[i], &st.nodes[i], err);
+		st->nodes[i].name = ll_strdup(st->names[i]);
+		if (i == st->me.rank)
+			text = ll_strdup(record);
+		else if ((rc = get_string(&p, KEY_RECORD, true, &text)) != PMIX_SUCCESS)
+			return ll_error_set(err, -EIO, "cannot read the record of node '%s' through PMIx: %s", st->names[i],
+					    PMIx_Error_string(rc));
+		r = ll_agree_node_parse(text, st->names[i], &st->nodes[i], err);
 		if (r < 0)
-			goto out;
-		odd |= st.nodes[i].hw_digest != st.nodes[0].hw_digest || st.nodes[i].net_digest != st.nodes[0].net_digest;
+			return r;
+		odd |= st->nodes[i].hw_digest != st->nodes[0].hw_digest || st->nodes[i].net_digest != st->nodes[0].net_digest;
 	}
-
-	if (odd) {
-		/* Some node differs: the first node of each digest publishes its summary and
-		 * one more collective exchange delivers them all. */
-		bool mine = st.me.rank != 0 && ll_agree_publishes_summary(st.nodes, st.size, st.me.rank);
-
-		r = publish(&st, mine ? KEY_SUMMARY : NULL, summary, "summary", err);
-		if (r < 0)
-			goto out;
-		r = fence(&st, true, &rc);
-		if (r < 0) {
-			r = r == -ETIMEDOUT ? ll_error_set(err, r, "agreement timed out after %.0f s: a node stopped "
-								  "between the two exchanges", dl.agree_s)
-					    : pmix_fail(err, rc, "the second PMIx fence failed");
-			goto out;
-		}
-		if (st.me.rank != 0) {
-			ll_rdzv_progress_done(st.rdzv, true);
-			ll_rdzv_closep(&st.rdzv);
-		}
-	}
-	{
-		struct ll_agree_input in = {
-			.nodes = st.nodes, .n_nodes = st.size, .self = st.me.rank, .strict = o->strict,
-			.fetch = fetch_summary, .have = have_summary, .fetch_data = &st,
-		};
-		r = ll_agree_decide(&in, &res, err);
-	}
+	if (!odd)
+		return 0;
+	/* Some node differs: the first node of each digest publishes its summary and one
+	 * more collective exchange delivers them all. */
+	r = publish(st, st->me.rank != 0 && ll_agree_publishes_summary(st->nodes, st->size, st->me.rank) ? KEY_SUMMARY : NULL,
+		    summary, "summary", err);
 	if (r < 0)
-		goto out;
-	if (o->prove && st.size > 1) {
-		t_prove = ll_now_s();
-		r = prove(&st, a, &res, &dl, err);
-		if (r < 0)
-			goto out;
-		ret->proved = true;
-		ret->prove_seconds = ll_now_s() - t_prove;
+		return r;
+	r = fence(st, true, &rc);
+	if (r < 0)
+		return r == -ETIMEDOUT ? ll_error_set(err, r, "agreement timed out after %.0f s: a node stopped between the "
+							      "two exchanges", dl->agree_s)
+				       : pmix_fail(err, rc, "the second PMIx fence failed");
+	if (st->me.rank != 0) {
+		ll_rdzv_progress_done(st->rdzv, true);
+		ll_rdzv_closep(&st->rdzv);
 	}
+	return 0;
+}
 
-	ret->backend = LL_AGREE_PMIX;
-	ret->nnodes = (int)st.size;
-	ret->node_rank = res.node_rank;
-	ret->master_addr = LL_TAKE(res.master_addr);
-	ret->master_port = res.master_port;
-	ret->socket_ifname = LL_TAKE(res.socket_ifname);
-	ret->subnet = LL_TAKE(res.subnet);
-	ret->checked = true;
-	ret->n_fetched = res.n_fetched;
-	ret->deadlines = dl;
-	ret->nvlink_domain = res.nvlink_domain;
-	ret->nvlink_domain_reason = LL_TAKE(res.nvlink_domain_reason);
-	if (res.clique_order)
-		ret->node_order = ll_agree_order_text(st.nodes, res.order, res.n_nodes);
-	for (size_t i = 0; i < res.n_warnings; i++)
-		ll_cluster_note(ret, "%s", res.warnings[i]);
-	r = 0;
-out:
+/* The decision, the proof, and the cluster it gives. */
+static int decide(struct pmix_state *st, const struct ll_agree_pmix_args *a, const struct ll_agree_deadlines *dl,
+		  struct ll_cluster *ret, struct ll_error *err)
+{
+	struct ll_agree_result res = { 0 };
+	struct ll_agree_input in = {
+		.nodes = st->nodes, .n_nodes = st->size, .self = st->me.rank, .strict = st->o->strict,
+		.fetch = fetch_summary, .have = have_summary, .fetch_data = st,
+	};
+	int r = ll_agree_decide(&in, &res, err);
+
+	if (r >= 0 && st->o->prove && st->size > 1) {
+		double t_prove = ll_now_s();
+
+		r = prove(st, a, &res, dl, err);
+		if (r >= 0) {
+			ret->proved = true;
+			ret->prove_seconds = ll_now_s() - t_prove;
+		}
+	}
+	if (r >= 0) {
+		ret->backend = LL_AGREE_PMIX;
+		ret->nnodes = (int)st->size;
+		ret->node_rank = res.node_rank;
+		ret->master_addr = LL_TAKE(res.master_addr);
+		ret->master_port = res.master_port;
+		ret->socket_ifname = LL_TAKE(res.socket_ifname);
+		ret->subnet = LL_TAKE(res.subnet);
+		ret->checked = true;
+		ret->n_fetched = res.n_fetched;
+		ret->deadlines = *dl;
+		ret->nvlink_domain = res.nvlink_domain;
+		ret->nvlink_domain_reason = LL_TAKE(res.nvlink_domain_reason);
+		if (res.clique_order)
+			ret->node_order = ll_agree_order_text(st->nodes, res.order, res.n_nodes);
+		for (size_t i = 0; i < res.n_warnings; i++)
+			ll_cluster_note(ret, "%s", res.warnings[i]);
+	}
 	ll_agree_result_release(&res);
+	return r;
+}
+
+LL_MODULE_EXPORT int ll_pmix_module_run(const struct ll_agree_pmix_args *a, struct ll_cluster *ret,
+					 struct ll_error *err)
+{
+	const struct ll_agree_options *o = a->o;
+	struct pmix_state st = { .self = a->self, .o = o, .t0 = ll_now_s() };
+	struct ll_agree_node rec = *a->rec;
+	struct ll_agree_deadlines dl;
+	int r;
+
+	r = connect_job(&st, err);
+	if (r >= 0) {
+		ll_agree_deadlines(st.size, o->timeout_s, &dl);
+		st.deadline = st.t0 + dl.agree_s;
+		st.job = (struct ll_rdzv_job){
+			.id = st.me.nspace, .nnodes = st.size, .rank = st.me.rank, .names = st.names,
+			.progress = o->progress, .progress_data = o->progress_data,
+		};
+		r = master_port(&st, a, &rec, err);
+	}
+	if (r >= 0)
+		r = exchange(&st, &rec, &dl, err);
+	if (r >= 0)
+		r = decide(&st, a, &dl, ret, err);
+	if (r > 0)
+		r = 0;
 	ll_rdzv_progress_done(st.rdzv, r == 0);
 	ll_rdzv_close(st.rdzv);
 	if (st.nodes)
