@@ -88,6 +88,13 @@ set +e
 rc=$?
 set -e
 assert_eq "a value torchrun would crash on" 2 "$rc"
+# A local profile's master port on one node: used, once, with its file and line.
+printf 'torchrun:\n  master_port: 29600\n' >"$WORK/port.yaml"
+"$LLMLAUNCH" --dry-run --json --python /bin/false --profile "$WORK/port.yaml" "$EXAMPLE" >"$WORK/pport.json"
+assert_eq "profile master_port once" '["29600"]' \
+	"$(jq -c '.argv as $a | [range(0; $a | length) | select($a[.] == "--master_port") | $a[. + 1]]' "$WORK/pport.json")"
+assert_eq "profile master_port source" "profile $WORK/port.yaml:2" \
+	"$(jq -r '.torchrun[] | select(.option == "master_port") | .source + " " + .origin' "$WORK/pport.json")"
 # A local profile's NCCL_DEBUG=WARN does not blind the watcher.
 printf 'env:\n  NCCL_DEBUG: WARN\n' >"$WORK/quiet.yaml"
 "$LLMLAUNCH" --dry-run --json --python /bin/false --profile "$WORK/quiet.yaml" "$EXAMPLE" >"$WORK/quiet.json"
