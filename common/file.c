@@ -149,6 +149,29 @@ int ll_read_line(const char *path, char **ret)
 	return 0;
 }
 
+/* Write all of data to fd, give it `mode`, close it: 0 or the first -errno. */
+static int write_whole(int fd, const void *data, size_t len, mode_t mode)
+{
+	int r = 0;
+
+	for (size_t off = 0; off < len;) {
+		ssize_t n = write(fd, (const char *)data + off, len - off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			r = -errno;
+			break;
+		}
+		off += (size_t)n;
+	}
+	if (r == 0 && fchmod(fd, mode) < 0)
+		r = -errno;
+	if (close(fd) < 0 && r == 0)
+		r = -errno;
+	return r;
+}
+
 int ll_file_replace_at(int dirfd, const char *name, const void *data, size_t len, mode_t mode)
 {
 	static const char digits[] = "0123456789abcdefghijklmnopqrstuvwxyz";
@@ -172,21 +195,7 @@ int ll_file_replace_at(int dirfd, const char *name, const void *data, size_t len
 	}
 	if (fd < 0)
 		return -EEXIST;
-	for (size_t off = 0; off < len;) {
-		ssize_t n = write(fd, (const char *)data + off, len - off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			r = -errno;
-			break;
-		}
-		off += (size_t)n;
-	}
-	if (r == 0 && fchmod(fd, mode) < 0)
-		r = -errno;
-	if (close(fd) < 0 && r == 0)
-		r = -errno;
+	r = write_whole(fd, data, len, mode);
 	if (r == 0 && renameat(dirfd, tmp, dirfd, name) < 0)
 		r = -errno;
 	if (r < 0)
@@ -202,21 +211,7 @@ int ll_file_replace(const char *path, const void *data, size_t len, mode_t mode)
 	fd = mkostemp(tmp, O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	for (size_t off = 0; off < len;) {
-		ssize_t n = write(fd, (const char *)data + off, len - off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			r = -errno;
-			break;
-		}
-		off += (size_t)n;
-	}
-	if (r == 0 && fchmod(fd, mode) < 0)
-		r = -errno;
-	if (close(fd) < 0 && r == 0)
-		r = -errno;
+	r = write_whole(fd, data, len, mode);
 	if (r == 0 && rename(tmp, path) < 0)
 		r = -errno;
 	if (r < 0)
