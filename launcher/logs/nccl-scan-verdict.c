@@ -381,6 +381,10 @@ const struct ll_nccl_verdict *ll_ncclscan_result(struct ll_ncclscan *s)
 	const struct ll_nccl_proof **vias;
 
 	ncclscan_hosts_release(s);
+	/* The launcher's rank where NCCL's communicator lines gave none. */
+	for (size_t i = 0; i < s->n_ranks; i++)
+		if (s->ranks[i]->rank < 0 && rank_state_of(s->ranks[i])->fill_rank >= 0)
+			s->ranks[i]->rank = rank_state_of(s->ranks[i])->fill_rank;
 	vias = ll_calloc(s->n_ranks ? s->n_ranks : 1, sizeof(*vias));
 	for (size_t i = 0; i < s->n_ranks; i++) {
 		struct ll_nccl_rank *r = s->ranks[i];
