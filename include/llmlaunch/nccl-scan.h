@@ -142,6 +142,10 @@ struct ll_nccl_rank {
 	char *net_named;         /* a line naming the network in use: "NET/X : GPU Direct RDMA ...",
 				  * "CUDA Dev 0[0], X NIC distance" */
 	char *bootstrap;         /* first bootstrap interface, "eth0:10.0.0.1<0>" */
+	bool ofi;                /* the aws-ofi-nccl net plugin printed lines ("NET/OFI ...") */
+	char *ofi_version;       /* "1.11.0-aws" when it printed it */
+	char *ofi_provider;      /* the libfabric provider it selected ("efa"), NULL before */
+	int ofi_nics;            /* NICs it found with that provider, -1 not printed */
 	struct ll_nccl_device *devices;
 	size_t n_devices;
 	bool relaxed_ordering;   /* [RO] */

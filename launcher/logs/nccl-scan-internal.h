@@ -3,6 +3,8 @@
  *   nccl-scan-prefix.c   what stands before a record: NCCL and launcher prefixes, the process table
  *   nccl-scan-msg.c      what a message says: the per-kind recognisers, warning classes
  *   nccl-scan-files.c    files and directories fed to streams
+ *   nccl-scan-parallel.c a large file on two threads: lines and records on one, the rest
+ *                        on the other, the same calls in the same order (struct hand)
  *   nccl-scan-verdict.c  transport, GDR and fallback per process, host and job; words for people */
 #ifndef LLMLAUNCH_NCCL_SCAN_INTERNAL_H
 #define LLMLAUNCH_NCCL_SCAN_INTERNAL_H
@@ -92,8 +94,8 @@ struct rank_state {
 	int fill_rank;                  /* the launcher's rank from a prefix, -1 none (nccl-scan-prefix.c) */
 	char *devices_text;             /* the last NET/IB device list as printed: not parsed again */
 	size_t n_devices_text;
-	int first_trace_res;            /* R of PF_FIRST_TRACE */
 	char *init_failure;             /* the words of ll_nccl_rank.init_failure */
+	enum proof_kind init_cause;     /* the line that gave them: PF_FIRST_WARN or PF_FIRST_TRACE */
 	char *ifs_text;                 /* the last NET/Socket interface list as printed */
 	size_t n_ifs_text;
 	bool ifs_from_text;             /* socket_ifs is that list, nothing added since */

@@ -531,6 +531,46 @@ static bool plugin_load_failed(const char *m, size_t n)
 	return false;
 }
 
+/* G6, G25, G26: what the aws-ofi-nccl net plugin prints itself, "NET/OFI <text>" (its
+ * include/nccl_ofi_log.h puts "NET/OFI " before every INFO and WARN). */
+static void ofi_info(struct ll_ncclscan_stream *st, struct ll_nccl_rank *r, const char *m, size_t n,
+		     const char *t, size_t nt)
+{
+	const char *p;
+
+	r->ofi = true;
+	/* "Initializing aws-ofi-nccl 1.11.0-aws" (1.9+), "Using aws-ofi-nccl 1.3.0aws" (1.3-1.8):
+	 * its PACKAGE_STRING. */
+	if ((p = FIND(t, nt, "aws-ofi-nccl ")) && (HAS(t, nt, "Initializing ") || HAS(t, nt, "Using "))) {
+		size_t i = (size_t)(p - t) + 13, e = i;
+		while (e < nt && !is_blank(t[e]))
+			e++;
+		if (e > i)
+			set_str(&r->ofi_version, t + i, e - i);
+	} else if (HAS(t, nt, "Selected Provider is ") || HAS(t, nt, "Selected provider is ")) {
+		/* "Selected Provider is efa" (1.0-1.6), "... is efa (found 4 nics)" (1.7-1.13),
+		 * "Selected provider is efa, fabric is efa-direct (found 4 nics)" (1.14+): the
+		 * plugin's init found NICs of that provider. */
+		size_t i = 21, e = i;
+		while (e < nt && !is_blank(t[e]) && t[e] != ',')
+			e++;
+		if (e > i) {
+			set_str(&r->ofi_provider, t + i, e - i);
+			proof(st, r, PF_RDMA_LISTED, m, n);
+		}
+		if ((p = FIND(t, nt, "(found "))) {
+			size_t k = (size_t)(p - t) + 7;
+			long nics = parse_num(t, nt, &k);
+			if (nics >= 0)
+				r->ofi_nics = (int)nics;
+		}
+	} else if (HAS(t, nt, "Could not disable CUDA API usage for HMEM, disabling GDR")) {
+		/* 1.8.0-aws+ (1.7 printed it at TRACE level only): GPUDirect RDMA is off for
+		 * this plugin, whatever the NIC could do. */
+		r->gdr_disabled_line = true;
+	}
+}
+
 /* "NET/<name> : ..." */
 void ncclscan_msg_net(struct ll_ncclscan_stream *st, struct ll_nccl_rank *r, const char *m, size_t n)
 {
@@ -617,6 +657,8 @@ void ncclscan_msg_net(struct ll_ncclscan_stream *st, struct ll_nccl_rank *r, con
 		} else if (nrest > 0 && is_digit(rest[0]) && FIND(rest, nrest, "interfaces found")) {
 			r->socket_line = true; /* G2, NCCL 2.3 */
 		}
+	} else if (name_len == 3 && memcmp(m + name_start, "OFI", 3) == 0) {
+		ofi_info(st, r, m, n, rest, nrest);
 	} else if (name_len == 6 && memcmp(m + name_start, "Plugin", 6) == 0) {
 		const char *p = HAS(rest, nrest, "No plugin found") ? NULL : FIND(rest, nrest, "Loaded net plugin ");
 		if (HAS(rest, nrest, "No plugin found")) {
@@ -855,10 +897,7 @@ void ncclscan_msg_trace(struct ll_ncclscan_stream *st, struct ll_nccl_rank *r, c
 	}
 	if (t.res == 0)
 		return;
-	if (!rs->proofs[PF_FIRST_TRACE].line) {
-		proof(st, r, PF_FIRST_TRACE, m, n);
-		rs->first_trace_res = (int)t.res;
-	}
+	proof(st, r, PF_FIRST_TRACE, m, n);
 	/* G42: the error returned through init.cc (init.cu up to 2.4), where NCCL sets a
 	 * communicator up, before the process had any communicator up: its init failed.
 	 * init.cc also tears communicators down, which after an Init COMPLETE is no init. */
@@ -866,6 +905,36 @@ void ncclscan_msg_trace(struct ll_ncclscan_stream *st, struct ll_nccl_rank *r, c
 	    (path_is(t.file, t.nfile, "init.cc") || path_is(t.file, t.nfile, "init.cu"))) {
 		r->init_failed = true;
 		proof(st, r, PF_INIT_TRACE, m, n);
+		/* Why: the first WARN it printed (NCCL WARNs where an error begins), else
+		 * where the error began, in NCCL's words for its result (ncclGetErrorString). */
+		if (rs->proofs[PF_FIRST_WARN].line) {
+			rs->init_cause = PF_FIRST_WARN;
+			rs->init_failure = ll_strdup(rs->proofs[PF_FIRST_WARN].text);
+		} else {
+			const struct ll_nccl_proof *f = &rs->proofs[PF_FIRST_TRACE];
+			struct trace ft;
+			static const char *const words[] = {
+				[1] = "unhandled cuda error", [2] = "unhandled system error", [3] = "internal error",
+				[4] = "invalid argument", [5] = "invalid usage",
+				[6] = "remote process exited or there was a network error",
+				[7] = "NCCL operation in progress",
+			};
+			size_t nf = strlen(f->text);
+
+			rs->init_cause = PF_FIRST_TRACE;
+			if (parse_trace(f->text, nf, &ft)) {
+				size_t e = (size_t)(ft.file - f->text) + ft.nfile + 1;
+				while (e < nf && is_digit(f->text[e]))
+					e++;
+				rs->init_failure = ft.res > 0 && ft.res < (long)LL_ARRAY_SIZE(words)
+							   ? ll_asprintf("NCCL error %ld (%s) at %.*s", ft.res, words[ft.res],
+									 (int)e, f->text)
+							   : ll_asprintf("NCCL error %ld at %.*s", ft.res, (int)e, f->text);
+			} else {
+				/* A trace longer than a proof keeps: its first words. */
+				rs->init_failure = ll_asprintf("NCCL error at %s", f->text);
+			}
+		}
 	}
 }
 
@@ -962,6 +1031,12 @@ void ncclscan_msg_warn(struct ll_ncclscan *s, struct ll_ncclscan_stream *st, str
 		r->warn_mask |= 1u << c;
 		r->n_warnings++;
 		proof(st, r, PF_FIRST_WARN, m, n);
+		if (HAS(m, n, "NET/OFI ")) {
+			r->ofi = true; /* G6 */
+			/* G26: aws-ofi-nccl 1.8.0-aws+ on an instance that needs GDR without it. */
+			if (HAS(m + 8, n - 8, "GDR disabled on GDR-supported instance type"))
+				r->gdr_disabled_line = true;
+		}
 		if (c == LL_NCCL_WARN_IB_COMPLETION || c == LL_NCCL_WARN_IB_VERBS_CALL) {
 			r->ib_used = r->ib_tried = true; /* G19: IB verbs ran a connection */
 		} else if (c == LL_NCCL_WARN_NO_NETWORK) {

@@ -47,6 +47,7 @@ static struct ll_nccl_rank *rank_new(struct ll_ncclscan *s, const char *host, si
 	r->cuda_dev = r->rank = r->nranks = -1;
 	r->gdr = -1;
 	r->gdr_ring = -1;
+	r->ofi_nics = -1;
 	r->file = ll_strdup(st->file);
 	rs->fill_rank = -1;
 	*(struct ll_nccl_rank **)ll_array_push(&s->ranks, &s->n_ranks, sizeof(r)) = r;
@@ -147,7 +148,7 @@ static size_t rfc3339_len(const char *p, size_t n)
 
 /* Parse `host:pid:tid [dev]` (and for WARN a `file.cc:NN` after it) at the end of the
  * bytes before "NCCL ". Returns false when they do not end that way. */
-static bool parse_prefix(const char *p, size_t n, bool warn, struct nccl_prefix *ret)
+static bool parse_prefix_end(const char *p, size_t n, bool warn, struct nccl_prefix *ret)
 {
 	size_t i = n, end;
 	long dev, tid, pid;
@@ -216,6 +217,29 @@ static bool parse_prefix(const char *p, size_t n, bool warn, struct nccl_prefix 
 	ret->cuda_dev = (int)dev;
 	ret->launcher_rank = i > 0 ? parse_launcher_rank(p, i) : -1;
 	return true;
+}
+
+/* A WARN's prefix ends in `file.cc:NN` (debug.cc), 2.30.7+'s in `file.cc:NN (func)`, and
+ * a net plugin's in what it passes as the file: aws-ofi-nccl passes __PRETTY_FUNCTION__,
+ * which in C++ holds blanks ("int f(int, char*):12"). Where the last word is not the file,
+ * NCCL's own `host:pid:tid [dev] ` is looked for from the left. */
+static bool parse_prefix(const char *p, size_t n, bool warn, struct nccl_prefix *ret)
+{
+	if (parse_prefix_end(p, n, warn, ret))
+		return true;
+	if (!warn)
+		return false;
+	for (size_t k = 1; k + 3 < n; k++) {
+		size_t j = k + 1;
+
+		if (p[k] != '[' || !is_blank(p[k - 1]) || !is_digit(p[j]))
+			continue;
+		while (j < n && is_digit(p[j]))
+			j++;
+		if (j + 1 < n && p[j] == ']' && is_blank(p[j + 1]) && parse_prefix_end(p, j + 1, false, ret))
+			return true;
+	}
+	return false;
 }
 
 /* ---- the prefix cache ---------------------------------------------------------- */
@@ -318,6 +342,8 @@ void ncclscan_rank_free(struct ll_nccl_rank *r)
 	free(r->plugin_loaded);
 	free(r->net_named);
 	free(r->bootstrap);
+	free(r->ofi_version);
+	free(r->ofi_provider);
 	free(rank_state_of(r));
 }
 
