@@ -402,10 +402,8 @@ void ncclscan_msg_bootstrap(struct ll_nccl_rank *r, const char *m, size_t n);
 void ncclscan_msg_comm(struct ll_ncclscan_stream *st, struct ll_nccl_rank *r, const char *m, size_t n);
 void ncclscan_msg_p2p_plugin(struct ll_ncclscan_stream *st, struct ll_nccl_rank *r, const char *m, size_t n);
 /* G42, G43: a return trace "FILE:LINE -> R" (2.30.7+: "FILE:LINE (func) -> R"), with
- * " [Async thread]" or " (strerror)" after it. */
-void ncclscan_msg_trace(struct ll_ncclscan_stream *st, struct ll_nccl_rank *r, const char *m, size_t n);
-/* Whether an INFO message is such a trace (the scanner's filter: cheap on other lines). */
-bool ncclscan_is_trace(const char *m, size_t n);
+ * " [Async thread]" or " (strerror)" after it. Returns whether it was one. */
+bool ncclscan_msg_trace(struct ll_ncclscan_stream *st, struct ll_nccl_rank *r, const char *m, size_t n);
 /* The INFO lines that start with something else than the few above (rarer ones: the
  * environment, plugins, libibverbs, GDR, NVLS, error traces): `m[0]` picked the caller. */
 void ncclscan_msg_other(struct ll_ncclscan *s, struct ll_ncclscan_stream *st, struct ll_nccl_rank *r,
@@ -444,7 +442,7 @@ void ncclscan_rank_clear_state(struct ll_nccl_rank *r);
 enum hand_kind {
 	HAND_INFO,    /* an INFO record a recogniser reads */
 	HAND_COUNT,   /* an INFO record that only counts for its process */
-	HAND_TRACE,   /* an INFO record that is a return trace (ncclscan_msg_trace()) */
+	HAND_TRACE,   /* an INFO record that may be a return trace (else as HAND_INFO) */
 	HAND_WARN,
 	HAND_VERSION, /* "NCCL version " at the start of a record */
 	HAND_CONT,    /* a line going on the list of kind `cont` */
@@ -464,6 +462,23 @@ void ncclscan_apply(struct ll_ncclscan *s, struct ll_ncclscan_stream *st, const 
  * flush it: 0, or -errno (-EIO: it shrank while being read). 1: this file is read by
  * one thread (too small, one CPU, no thread); nothing was read. */
 int ncclscan_parallel_file(struct ll_ncclscan *s, struct ll_ncclscan_stream *st, int fd, off_t size);
+/* memcpy for the short records of the queue, without a call: 16-byte moves, the last
+ * one ending at n (reads stay inside the source). */
+static inline void ncclscan_copy(char *d, const char *src, size_t n)
+{
+#if defined(__SSE2__)
+	if (n >= 16) {
+		size_t i = 0;
+		for (; i + 16 < n; i += 16)
+			_mm_storeu_si128((__m128i *)(void *)(d + i), _mm_loadu_si128((const __m128i *)(const void *)(src + i)));
+		_mm_storeu_si128((__m128i *)(void *)(d + n - 16),
+				 _mm_loadu_si128((const __m128i *)(const void *)(src + n - 16)));
+		return;
+	}
+#endif
+	memcpy(d, src, n);
+}
+
 /* Make room for `need` bytes in the block being filled: hand the full one over. */
 void ncclscan_pipe_room(struct ncclscan_pipe *p, size_t need);
 /* Queue a record for the other thread. */
@@ -484,7 +499,7 @@ static inline void ncclscan_pipe_push(struct pipe_fill *f, struct ncclscan_pipe 
 	rec->n = (uint32_t)h->n;
 	rec->kind = (uint8_t)h->kind;
 	rec->cont = (uint8_t)h->cont;
-	memcpy(rec + 1, h->npre ? h->pre : h->m, bytes);
+	ncclscan_copy((char *)(rec + 1), h->npre ? h->pre : h->m, bytes);
 	f->used += need;
 }
 

@@ -867,14 +867,6 @@ static bool parse_trace(const char *m, size_t n, struct trace *t)
 	return true;
 }
 
-bool ncclscan_is_trace(const char *m, size_t n)
-{
-	struct trace t;
-	char c = n ? m[n - 1] : 0;
-
-	return (is_digit(c) || c == ']' || c == ')') && parse_trace(m, n, &t);
-}
-
 /* Whether the path `f` names file `base` ("init.cc", "src/init.cc", a bazel path). */
 static bool path_is(const char *f, size_t n, const char *base)
 {
@@ -883,20 +875,20 @@ static bool path_is(const char *f, size_t n, const char *base)
 	return n >= b && memcmp(f + n - b, base, b) == 0 && (n == b || f[n - b - 1] == '/');
 }
 
-void ncclscan_msg_trace(struct ll_ncclscan_stream *st, struct ll_nccl_rank *r, const char *m, size_t n)
+bool ncclscan_msg_trace(struct ll_ncclscan_stream *st, struct ll_nccl_rank *r, const char *m, size_t n)
 {
 	struct rank_state *rs = rank_state_of(r);
 	struct trace t;
 
 	if (!parse_trace(m, n, &t))
-		return;
+		return false;
 	/* G17: the socket transport's own code was connecting. */
 	if (path_is(t.file, t.nfile, "transport/net_socket.cc")) {
 		r->socket_trace = true;
 		proof(st, r, PF_SOCKET_TRACE, m, n);
 	}
 	if (t.res == 0)
-		return;
+		return true;
 	proof(st, r, PF_FIRST_TRACE, m, n);
 	/* G42: the error returned through init.cc (init.cu up to 2.4), where NCCL sets a
 	 * communicator up, before the process had any communicator up: its init failed.
@@ -936,6 +928,7 @@ void ncclscan_msg_trace(struct ll_ncclscan_stream *st, struct ll_nccl_rank *r, c
 			}
 		}
 	}
+	return true;
 }
 
 void ncclscan_msg_other(struct ll_ncclscan *s, struct ll_ncclscan_stream *st, struct ll_nccl_rank *r,
@@ -1091,6 +1084,9 @@ enum cont_kind ncclscan_msg_cont(struct ll_ncclscan *s, const char *m, size_t n)
 	size_t nrest;
 	enum cont_kind k = CONT_NONE;
 
+	/* Only NET/IB... and NET/Socket lines start a list. */
+	if (n < 6 || !((m[4] == 'I' && m[5] == 'B') || (n >= 10 && memcmp(m + 4, "Socket", 6) == 0)))
+		return CONT_NONE;
 	/* The same reading of "NET/<name> : <rest>" as ncclscan_msg_net(). */
 	while (i < n && m[i] != ' ' && m[i] != ':')
 		i++;

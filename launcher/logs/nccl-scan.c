@@ -98,17 +98,22 @@ static inline bool ends_like_trace(const char *m, size_t n)
 	return n > 0 && (is_digit(m[n - 1]) || m[n - 1] == ']' || m[n - 1] == ')');
 }
 
-static inline bool msg_may_matter(const char *m, size_t n)
+/* What a message's first four bytes say: nothing a recogniser reads, a message for the
+ * dispatch below, or maybe a return trace (G17, G42, G43). A trace starts with the path
+ * of one of NCCL's files, none of which starts like the messages the dispatch reads,
+ * and is told by how it ends. */
+enum msg_kind { MSG_NONE = 0, MSG_READ, MSG_TRACE };
+
+static inline enum msg_kind msg_may_matter(const char *m, size_t n)
 {
 	const unsigned char *u = (const unsigned char *)m;
 	uint32_t k = K4(u[0], u[1], u[2], u[3]);
 
-	/* Error traces name every file of NCCL (G17, G42, G43): told by how they end. */
 	if (msg_starts[K4_SLOT(k)] != k)
-		return is_digit(m[0]) || ends_like_trace(m, n);
+		return ends_like_trace(m, n) ? MSG_TRACE : is_digit(m[0]) ? MSG_READ : MSG_NONE;
 	if (k == K4('t', 'r', 'a', 'n'))
-		return ends_like_trace(m, n);
-	return true;
+		return ends_like_trace(m, n) ? MSG_TRACE : MSG_NONE;
+	return MSG_READ;
 }
 
 /* Which recogniser the text after "NCCL INFO " needs, if any: most lines need none,
@@ -184,10 +189,8 @@ static inline void apply(struct ll_ncclscan *s, struct ll_ncclscan_stream *st, c
 		r = ncclscan_record_rank(s, st, h->pre, h->npre, false);
 		if (h->cont != CONT_NONE)
 			st->cont_rank = r;
-		if (h->kind == HAND_INFO)
+		if (h->kind == HAND_INFO || (h->kind == HAND_TRACE && !ncclscan_msg_trace(st, r, h->m, h->n)))
 			msg_dispatch(s, st, r, h->m, h->n);
-		else if (h->kind == HAND_TRACE)
-			ncclscan_msg_trace(st, r, h->m, h->n);
 		break;
 	case HAND_WARN:
 		ncclscan_msg_warn(s, st, ncclscan_prefixed_rank(s, st, h->pre, h->npre, true), h->m, h->n);
@@ -225,14 +228,15 @@ static inline void msg_info(struct ll_ncclscan *s, struct ll_ncclscan_stream *st
 			    const char *m, size_t n)
 {
 	enum cont_kind k = CONT_NONE;
+	enum msg_kind mk = n < 4 ? MSG_NONE : msg_may_matter(m, n);
 
-	if (n < 4 || !msg_may_matter(m, n)) {
+	if (mk == MSG_NONE) {
 		hand(s, st, HAND_COUNT, CONT_NONE, pre, npre, NULL, 0);
 		return;
 	}
 	if (memcmp(m, "NET/", 4) == 0 && (k = ncclscan_msg_cont(s, m, n)) != CONT_NONE)
 		st->cont = k;
-	hand(s, st, ends_like_trace(m, n) && ncclscan_is_trace(m, n) ? HAND_TRACE : HAND_INFO, k, pre, npre, m, n);
+	hand(s, st, mk == MSG_TRACE ? HAND_TRACE : HAND_INFO, k, pre, npre, m, n);
 }
 
 /* A marker-less line while a list may go on: true when it did. */
