@@ -734,6 +734,32 @@ static void test_watch_poll(void **state)
 	rmdir(dir);
 }
 
+/* A node whose init failed is said at once, in the words of `logs`, not when the job
+ * ends. */
+static void test_watch_init_failed(void **state)
+{
+	struct watch_case c;
+	char *out = NULL;
+	size_t n_out = 0;
+
+	(void)state;
+	watch_start(&c, "nccl.n3.8", LL_NET_EXPECT_ANY, LL_FALLBACK_WARN);
+	fclose(c.out);
+	c.out = open_memstream(&out, &n_out);
+	append(c.file, "\n"
+		       "n3:8:9 [0] misc/ibvwrap.cc:206 NCCL WARN Call to ibv_create_qp failed with error Cannot allocate "
+		       "memory errno 12\n"
+		       "n3:8:9 [0] NCCL INFO transport/net_ib.cc:1010 -> 2\n"
+		       "n3:8:9 [0] NCCL INFO init.cc:1263 -> 2\n");
+	assert_int_equal(ll_ncclwatch_poll(c.w, c.out), 0);
+	fflush(c.out);
+	assert_non_null(out);
+	assert_non_null(strstr(out, "NCCL init failed on n3: Call to ibv_create_qp failed with error Cannot allocate "
+				    "memory errno 12\n"));
+	watch_end(&c);
+	free(out);
+}
+
 static void test_watch_stop(void **state)
 {
 	struct watch_case c;
@@ -1133,6 +1159,7 @@ int main(void)
 		cmocka_unit_test(test_watch_env),
 		cmocka_unit_test(test_expect_from_plan),
 		cmocka_unit_test(test_watch_poll),
+		cmocka_unit_test(test_watch_init_failed),
 		cmocka_unit_test(test_watch_stop),
 		cmocka_unit_test(test_watch_init_socket_line_never_stops),
 		cmocka_unit_test(test_watch_stop_names_lines),
