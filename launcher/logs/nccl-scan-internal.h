@@ -112,11 +112,13 @@ static inline struct rank_state *rank_state_of(struct ll_nccl_rank *r)
 struct pipe_rec {
 	unsigned long lineno;
 	uint32_t npre, moff, n;   /* prefix length; where the message starts; its length */
+	uint32_t repeat;          /* INFO records after it with its prefix and nothing to read */
 	uint8_t kind, cont;
 };
 struct pipe_fill {
 	char *data;
 	size_t used, size;
+	struct pipe_rec *last;    /* the last record put in this block, NULL none */
 };
 
 /* Whether a NET/IB device list as printed ends on its line (ncclscan_msg_cont()): each
@@ -452,6 +454,7 @@ struct hand {
 	enum cont_kind cont;          /* HAND_INFO: the list it starts; HAND_CONT: the list */
 	const char *pre, *m;          /* the bytes before the marker; the message */
 	size_t npre, n;
+	unsigned repeat;              /* HAND_INFO, HAND_COUNT: so many HAND_COUNT after it with its prefix */
 };
 /* Read a record handed over: `st` says the line number it had. */
 void ncclscan_apply(struct ll_ncclscan *s, struct ll_ncclscan_stream *st, const struct hand *h);
@@ -488,11 +491,20 @@ static inline void ncclscan_pipe_push(struct pipe_fill *f, struct ncclscan_pipe 
 	/* The prefix and the message lie in one buffer, the marker between them. */
 	size_t moff = !h->npre ? 0 : !h->n ? h->npre : (size_t)(h->m - h->pre), bytes = moff + h->n;
 	size_t need = sizeof(struct pipe_rec) + ((bytes + 7) & ~(size_t)7);
-	struct pipe_rec *rec;
+	struct pipe_rec *rec = f->last;
 
+	/* A record that only counts, after one of the same prefix, is one more count of it:
+	 * reading that prefix again would do nothing else (ncclscan_record()). */
+	if (h->kind == HAND_COUNT && rec && rec->npre == h->npre && rec->kind != HAND_WARN &&
+	    rec->kind != HAND_VERSION && rec->kind != HAND_CONT && (h->npre == 0 || same_bytes((const char *)(rec + 1), h->pre, h->npre))) {
+		rec->repeat++;
+		return;
+	}
 	if (f->size - f->used < need)
 		ncclscan_pipe_room(p, need);
 	rec = (struct pipe_rec *)(void *)(f->data + f->used);
+	f->last = rec;
+	rec->repeat = 0;
 	rec->lineno = st->lineno;
 	rec->npre = (uint32_t)h->npre;
 	rec->moff = (uint32_t)moff;

@@ -102,7 +102,7 @@ static void pipe_send(struct ncclscan_pipe *p, size_t need)
 	fresh->used = 0;
 	fresh->next = NULL;
 	p->cur = fresh;
-	p->s->pipe_fill = (struct pipe_fill){ .data = fresh->data, .used = 0, .size = fresh->size };
+	p->s->pipe_fill = (struct pipe_fill){ .data = fresh->data, .used = 0, .size = fresh->size, .last = NULL };
 }
 
 void ncclscan_pipe_room(struct ncclscan_pipe *p, size_t need)
@@ -133,7 +133,8 @@ static void *reader_main(void *arg)
 			const struct pipe_rec *rec = (const struct pipe_rec *)(const void *)(b->data + off);
 			const char *text = (const char *)(rec + 1);
 			struct hand h = { .kind = (enum hand_kind)rec->kind, .cont = (enum cont_kind)rec->cont,
-					  .pre = text, .npre = rec->npre, .m = text + rec->moff, .n = rec->n };
+					  .pre = text, .npre = rec->npre, .m = text + rec->moff, .n = rec->n,
+					  .repeat = rec->repeat };
 
 			p->st.lineno = rec->lineno;
 			ncclscan_apply(p->s, &p->st, &h);
@@ -216,7 +217,7 @@ int ncclscan_parallel_file(struct ll_ncclscan *s, struct ll_ncclscan_stream *st,
 	p->st.cont_rank = st->cont_rank;
 	p->st.cont_skip = st->cont_skip;
 	p->cur = block_new(PIPE_BLOCK);
-	s->pipe_fill = (struct pipe_fill){ .data = p->cur->data, .used = 0, .size = p->cur->size };
+	s->pipe_fill = (struct pipe_fill){ .data = p->cur->data, .used = 0, .size = p->cur->size, .last = NULL };
 	if (pthread_create(&p->thread, NULL, reader_main, p) != 0) {
 		r = 1; /* as if one thread had been asked for */
 		goto out;

@@ -89,13 +89,30 @@ static const uint32_t msg_starts[64] = {
 	K4_ENTRY('I', 'n', 'i', 't'), K4_ENTRY('t', 'r', 'a', 'n'), K4_ENTRY('[', 'R', 'a', 'n'),
 };
 
-/* Whether the message's last byte, trailing blanks left out, is one a return trace
- * ends with: its result, or the group after it ("[Async thread]", "(strerror)"). */
+/* Whether the message ends as a return trace does: " -> R", maybe a group after it
+ * ("[Async thread]", "(strerror)"), trailing blanks left out. A result of 0 is no error
+ * (NCCL traces only errors) and is read only on the socket transport's own lines (G17). */
 static inline bool ends_like_trace(const char *m, size_t n)
 {
-	while (n > 0 && (m[n - 1] == ' ' || m[n - 1] == '\t' || m[n - 1] == '\r'))
-		n--;
-	return n > 0 && (is_digit(m[n - 1]) || m[n - 1] == ']' || m[n - 1] == ')');
+	size_t e = n, d;
+
+	while (e > 0 && (m[e - 1] == ' ' || m[e - 1] == '\t' || m[e - 1] == '\r'))
+		e--;
+	if (e > 0 && (m[e - 1] == ']' || m[e - 1] == ')')) {
+		char open = m[e - 1] == ']' ? '[' : '(';
+		size_t stop = e > 64 ? e - 64 : 0;
+		while (e > stop && m[e - 1] != open)
+			e--;
+		if (e < 2 || m[e - 1] != open || m[e - 2] != ' ')
+			return false;
+		e -= 2;
+	}
+	d = e;
+	while (d > 0 && is_digit(m[d - 1]))
+		d--;
+	if (d == e || d < 4 || memcmp(m + d - 4, " -> ", 4) != 0)
+		return false;
+	return !(e - d == 1 && m[d] == '0') || (n > 24 && memcmp(m, "transport/net_socket.cc:", 24) == 0);
 }
 
 /* What a message's first four bytes say: nothing a recogniser reads, a message for the
@@ -187,6 +204,7 @@ static inline void apply(struct ll_ncclscan *s, struct ll_ncclscan_stream *st, c
 		/* Every process that printed counts, even with only lines that say nothing
 		 * about the network; the prefix cache keeps that cheap. */
 		r = ncclscan_record_rank(s, st, h->pre, h->npre, false);
+		r->n_lines += h->repeat;
 		if (h->cont != CONT_NONE)
 			st->cont_rank = r;
 		if (h->kind == HAND_INFO || (h->kind == HAND_TRACE && !ncclscan_msg_trace(st, r, h->m, h->n)))
@@ -238,6 +256,7 @@ static inline void msg_info(struct ll_ncclscan *s, struct ll_ncclscan_stream *st
 		st->cont = k;
 	hand(s, st, mk == MSG_TRACE ? HAND_TRACE : HAND_INFO, k, pre, npre, m, n);
 }
+
 
 /* A marker-less line while a list may go on: true when it did. */
 static bool continuation(struct ll_ncclscan *s, struct ll_ncclscan_stream *st, const char *l, size_t n)
