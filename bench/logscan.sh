@@ -1,17 +1,28 @@
 #!/usr/bin/env bash
-# Benchmark of `llmlaunch logs` against `grep -c 'NCCL WARN'` on the same generated
-# NCCL_DEBUG=INFO log (realistic line mix: prefixes, init lines, channels, proxy
-# chatter, topology dumps, a few WARNs), in the same run, warm page cache for both.
-# Prints throughputs, the ratio (target: llmlaunch >= 1.0x grep) and the peak RSS of
-# llmlaunch at two sizes to show memory does not grow with the file.
-#   bench/logscan.sh [SIZE_MB ...]     default: 256 1024
+# Benchmark of `llmlaunch logs` against `grep -c 'NCCL WARN'` on the same file, in the
+# same run, warm page cache for both, interleaved, several runs each:
+#  1. dense real NCCL lines: every line of the real logs in $LL_REALDATA (default
+#     ../shared/realdata next to the source tree) that carries an NCCL marker, the whole
+#     set repeated to DENSE_MB (default 200) MB: every line an NCCL line, in the mix
+#     of prefixes and messages real logs have (the figure that counts: >= 1.0x grep);
+#  2. a generated job log (16 hosts x 8 ranks re-initialising, proxy chatter, topology
+#     dumps, a few WARNs), at each SIZE_MB given (default 256), most lines of which no
+#     recogniser reads.
+# Prints each run's times and ratio, min/median/max of the ratio, llmlaunch's peak RSS,
+# and checks that both counted the same WARN lines.
+#   bench/logscan.sh [SIZE_MB ...]
 #   LLMLAUNCH=path  use this binary (default: a Release build in build-bench/)
+#   RUNS=7          runs of each tool per file
+#   DENSE_MB=200    size of the dense file (0: leave it out)
 #   BENCH_DIR=dir   where the temporary logs go (default: $TMPDIR or /tmp); deleted after
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SRC=$PWD
 sizes=("$@")
-[ ${#sizes[@]} -gt 0 ] || sizes=(256 1024)
+[ ${#sizes[@]} -gt 0 ] || sizes=(256)
+RUNS=${RUNS:-7}
+DENSE_MB=${DENSE_MB:-200}
+REALDATA=${LL_REALDATA:-$SRC/../shared/realdata}
 
 if [ -z "${LLMLAUNCH:-}" ]; then
 	cmake -S "$SRC" -B "$SRC/build-bench" -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF >/dev/null
@@ -21,7 +32,66 @@ fi
 WORK=$(mktemp -d "${BENCH_DIR:-${TMPDIR:-/tmp}}/llmlaunch-bench.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 
-# One block of about 8 MB: 16 hosts x 8 ranks, each initialising and then running.
+# FILE LABEL: RUNS interleaved runs of each tool, warm cache, stdout to a file (GNU grep
+# stops at the first match when its stdout is /dev/null).
+measure() {
+	cat "$1" >/dev/null
+	python3 - "$1" "$2" "$RUNS" "$LLMLAUNCH" "$WORK" <<'PY'
+import json, os, resource, statistics, subprocess, sys, time
+path, label, runs, ll, work = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5]
+mb = os.path.getsize(path) / 1e6
+out = os.path.join(work, "out")
+def timed(argv):
+    with open(out, "wb") as f:
+        t = time.perf_counter()
+        subprocess.run(argv, stdout=f, stderr=subprocess.DEVNULL)
+        return time.perf_counter() - t
+ratios = []
+print(f"{label}: {mb:.0f} MB")
+for i in range(runs):
+    g = timed(["grep", "-c", "NCCL WARN", path])
+    l = timed([ll, "logs", path])
+    ratios.append(g / l)
+    print(f"  run {i + 1}: grep -c 'NCCL WARN' {g:.3f} s ({mb / g:.0f} MB/s), llmlaunch logs {l:.3f} s "
+          f"({mb / l:.0f} MB/s), ratio {g / l:.2f}x")
+print(f"  ratio to grep: min {min(ratios):.2f}x, median {statistics.median(ratios):.2f}x, max {max(ratios):.2f}x")
+wg = int(subprocess.run(["grep", "-c", "NCCL WARN", path], capture_output=True, text=True).stdout or 0)
+p = subprocess.run([ll, "logs", "--json", path], capture_output=True, text=True)
+wl = json.loads(p.stdout)["warnings_total"]
+before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+subprocess.run([ll, "logs", path], stdout=subprocess.DEVNULL)
+rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+print(f"  llmlaunch peak RSS {max(rss, before) / 1024:.1f} MiB; WARN lines: grep {wg}, llmlaunch {wl}")
+if wg != wl:
+    print("MISMATCH: the two counts of WARN lines differ", file=sys.stderr)
+    sys.exit(1)
+PY
+}
+
+echo "llmlaunch: $LLMLAUNCH ($(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg))"
+
+# 1. Dense real NCCL lines.
+if [ "$DENSE_MB" != 0 ]; then
+	if [ -d "$REALDATA/nccl_logs" ]; then
+		cat "$REALDATA"/nccl_logs*/* | grep -aE 'NCCL (INFO|WARN|version)' >"$WORK/real" || true
+		python3 - "$WORK/real" "$WORK/dense.log" "$DENSE_MB" <<'PY'
+import sys
+data = open(sys.argv[1], "rb").read()
+want = int(sys.argv[3]) << 20
+with open(sys.argv[2], "wb") as f:
+    for _ in range(want // len(data) + 1):
+        f.write(data)
+PY
+		echo "dense file: $(wc -l <"$WORK/real") real NCCL lines ($(stat -c %s "$WORK/real") bytes) from" \
+			"$(ls "$REALDATA"/nccl_logs*/* | wc -l) logs in $REALDATA, repeated"
+		measure "$WORK/dense.log" "dense real NCCL lines"
+		rm -f "$WORK/dense.log"
+	else
+		echo "no real logs in $REALDATA/nccl_logs: the dense figure is left out" >&2
+	fi
+fi
+
+# 2. One block of about 8 MB: 16 hosts x 8 ranks, each initialising and then running.
 python3 - "$WORK/block" <<'PY'
 import random, sys
 random.seed(7)
@@ -75,60 +145,10 @@ with open(sys.argv[1], "wb") as f:
     while f.tell() < 8 << 20:
         f.write(data)
 PY
-
-peak_rss_kb() { # command... ; prints the peak RSS in kB
-	if [ -x /usr/bin/time ]; then
-		/usr/bin/time -f '%M' -o "$WORK/rss" "$@" >/dev/null 2>&1 || true
-		tail -1 "$WORK/rss"
-	else
-		"$@" >/dev/null 2>&1 &
-		local pid=$! peak=0 v
-		while kill -0 "$pid" 2>/dev/null; do
-			v=$(awk '/VmHWM/ {print $2}' "/proc/$pid/status" 2>/dev/null || echo 0)
-			[ "${v:-0}" -gt "$peak" ] && peak=$v
-			sleep 0.05
-		done
-		wait "$pid" || true
-		echo "$peak"
-	fi
-}
-secs() { # command... ; wall seconds of one run
-	local t0 t1
-	t0=$(date +%s.%N)
-	# Not >/dev/null: GNU grep notices that and stops at the first match.
-	"$@" >"$WORK/out" 2>&1 || true
-	t1=$(date +%s.%N)
-	python3 -c "print(f'{$t1 - $t0:.3f}')"
-}
-
-echo "llmlaunch: $LLMLAUNCH"
 for mb in "${sizes[@]}"; do
 	f=$WORK/job-$mb.log
 	blocks=$(( (mb + 7) / 8 ))
 	for ((i = 0; i < blocks; i++)); do cat "$WORK/block"; done >"$f"
-	bytes=$(stat -c %s "$f")
-	cat "$f" >/dev/null # warm the page cache for both tools alike
-	# Best of three for each, interleaved, so neither gets a warmer cache.
-	best_g=999999 best_l=999999
-	for _ in 1 2 3; do
-		g=$(secs grep -c 'NCCL WARN' "$f")
-		l=$(secs "$LLMLAUNCH" logs "$f")
-		best_g=$(python3 -c "print(min($best_g, $g))")
-		best_l=$(python3 -c "print(min($best_l, $l))")
-	done
-	warns_grep=$(grep -c 'NCCL WARN' "$f" || true)
-	warns_ll=$("$LLMLAUNCH" logs --json "$f" | python3 -c 'import json,sys; print(json.load(sys.stdin)["warnings_total"])') || true
-	rss=$(peak_rss_kb "$LLMLAUNCH" logs "$f")
-	python3 - "$bytes" "$best_g" "$best_l" "$rss" "$warns_grep" "$warns_ll" <<'PY'
-import sys
-b, g, l, rss, wg, wl = sys.argv[1:]
-b, g, l = int(b), float(g), float(l)
-mb = b / 1e6
-print(f"{mb:8.0f} MB  grep -c 'NCCL WARN': {g:6.2f} s {mb / g:7.0f} MB/s   llmlaunch logs: {l:6.2f} s "
-      f"{mb / l:7.0f} MB/s   ratio {g / l:4.2f}x grep   peak RSS {int(rss) / 1024:.1f} MiB   WARN lines: grep {wg}, llmlaunch {wl}")
-if wg != wl:
-    print("MISMATCH: the two counts of WARN lines differ", file=sys.stderr)
-    sys.exit(1)
-PY
+	measure "$f" "generated job log"
 	rm -f "$f"
 done

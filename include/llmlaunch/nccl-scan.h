@@ -142,6 +142,10 @@ struct ll_nccl_rank {
 	char *net_named;         /* a line naming the network in use: "NET/X : GPU Direct RDMA ...",
 				  * "CUDA Dev 0[0], X NIC distance" */
 	char *bootstrap;         /* first bootstrap interface, "eth0:10.0.0.1<0>" */
+	bool ofi;                /* the aws-ofi-nccl net plugin printed lines ("NET/OFI ...") */
+	char *ofi_version;       /* "1.11.0-aws" when it printed it */
+	char *ofi_provider;      /* the libfabric provider it selected ("efa"), NULL before */
+	int ofi_nics;            /* NICs it found with that provider, -1 not printed */
 	struct ll_nccl_device *devices;
 	size_t n_devices;
 	bool relaxed_ordering;   /* [RO] */
@@ -167,6 +171,7 @@ struct ll_nccl_rank {
 	bool gdr_enabled_line;   /* "GPU Direct RDMA Enabled for GPU ..." (a decision, NCCL < 2.18) */
 	int gdr_ring;            /* "Connected all rings, use ring PXN p GDR g": g, -1 not printed */
 	bool init_complete;      /* ncclCommInitRank ... Init COMPLETE */
+	bool init_failed;        /* an error returned through init.cc before any Init COMPLETE */
 	unsigned long net_channels;    /* `via NET/...` that are not sockets */
 	unsigned long gdr_channels;    /* ... of which /GDRDMA */
 	unsigned long socket_channels; /* `via NET/Socket` */
@@ -185,6 +190,11 @@ struct ll_nccl_rank {
 	const char *fallback_reason; /* static text, NULL without fallback */
 	const struct ll_nccl_proof *fallback_cause; /* the line showing why, NULL when none did */
 	const struct ll_nccl_proof *fallback_via;   /* the line proving sockets, NULL when none did */
+	/* With init_failed: why, in words (its first WARN, else where the error began:
+	 * "NCCL error 2 (unhandled system error) at transport/net_ib.cc:282"), the line
+	 * that said it, and the trace through init.cc. */
+	const char *init_failure;
+	const struct ll_nccl_proof *init_cause, *init_trace;
 };
 
 struct ll_nccl_host {
@@ -200,6 +210,11 @@ struct ll_nccl_host {
 	bool unknown;            /* neither a transport nor a fallback is proven */
 	const struct ll_nccl_proof *fallback_cause, *fallback_via; /* of its first falling-back rank */
 	unsigned warn_mask;
+	/* Some process's communicator init failed: the verdict is that, not a transport
+	 * (the first such process's words and lines). */
+	bool init_failed;
+	const char *init_failure;
+	const struct ll_nccl_proof *init_cause, *init_trace;
 };
 
 /* A communicator across the job: the processes' ll_nccl_comm with one commId. */
@@ -225,7 +240,8 @@ struct ll_nccl_verdict {
 	enum ll_net_expect expect;
 	struct ll_nccl_host *hosts;  /* in order of first appearance */
 	size_t n_hosts;
-	size_t hosts_unknown;    /* hosts with neither a transport nor a fallback proven */
+	size_t hosts_unknown;    /* hosts with neither a transport, a fallback nor a failed init proven */
+	size_t hosts_init_failed; /* hosts where a communicator's init failed */
 	struct ll_nccl_job_comm *comms; /* named ones in order of first appearance, then the unnamed */
 	size_t n_comms;
 	const struct ll_nccl_warning *warnings; /* the first LL_NCCL_MAX_WARNINGS */
@@ -239,7 +255,7 @@ struct ll_nccl_verdict {
 	char *const *skipped;
 	size_t n_skipped;
 	unsigned long skipped_total;
-	bool error;              /* a fallback or an error-class warning: `logs` exits 1 */
+	bool error;              /* a fallback, a failed init or an error-class warning: `logs` exits 1 */
 };
 
 struct ll_ncclscan;
@@ -263,6 +279,13 @@ struct ll_ncclscan_stream *ll_ncclscan_stream_new(struct ll_ncclscan *s, const c
 void ll_ncclscan_feed(struct ll_ncclscan *s, struct ll_ncclscan_stream *st, const char *data, size_t n);
 /* End of input for now: scan the kept partial line as if it ended. */
 void ll_ncclscan_flush(struct ll_ncclscan *s, struct ll_ncclscan_stream *st);
+
+/* Read regular files of at least `min_bytes` with two threads: one cuts lines and
+ * records and knows their processes, the other reads what the records say, in the
+ * same order, so the verdict is the one a single thread gives. `threads` 1: one thread
+ * always; 0 or more: two where this process may run on two CPUs or more. Without a
+ * call: two threads for files of 16 MiB and more on two CPUs or more. */
+void ll_ncclscan_set_threads(struct ll_ncclscan *s, unsigned threads, size_t min_bytes);
 
 /* Stream one file through a fixed buffer: a regular file, or a pipe read until its
  * writers close it (a FIFO nobody writes reads as empty, it never blocks the open).

@@ -43,10 +43,12 @@ static void usage(FILE *f)
 		"  --timeout S          with --follow: stop watching after S seconds\n"
 		"  -h, --help           show this help\n"
 		"\n"
-		"Exit status: 0 nothing wrong, 1 a fallback or an error warning (IB completion or\n"
-		"verbs call, socket, no interface) was found, 2 usage error or a PATH that cannot\n"
-		"be read (the others are still reported). Inside directories, links to directories\n"
-		"are not followed and what cannot be read is skipped with a warning.\n"
+		"A host where a communicator's init failed reads \"NCCL init failed on HOST: CAUSE\".\n"
+		"\n"
+		"Exit status: 0 nothing wrong, 1 a fallback, a failed init or an error warning (IB\n"
+		"completion or verbs call, socket, no interface) was found, 2 usage error or a PATH\n"
+		"that cannot be read (the others are still reported). Inside directories, links to\n"
+		"directories are not followed and what cannot be read is skipped with a warning.\n"
 		"\n"
 		"Example:\n"
 		"  llmlaunch logs --expect-net ib /scratch/job-1234/logs\n"
@@ -194,6 +196,15 @@ static void print_rank(struct ll_out *o, const struct ll_nccl_rank *r)
 	ll_out_string(o, "version", NULL, r->version);
 	ll_out_string(o, "network", NULL, r->network);
 	ll_out_string(o, "bootstrap", NULL, r->bootstrap);
+	if (r->ofi) {
+		ll_out_open_object(o, "ofi");
+		ll_out_string(o, "version", NULL, r->ofi_version);
+		ll_out_string(o, "provider", NULL, r->ofi_provider);
+		ll_out_int(o, "nics", NULL, r->ofi_nics, r->ofi_nics >= 0);
+		ll_out_close_object(o);
+	} else {
+		ll_out_string(o, "ofi", NULL, NULL);
+	}
 	ll_out_string(o, "transport", NULL, ll_nccl_transport_name(r->transport));
 	ll_out_string(o, "plugin", NULL, r->plugin);
 	out_gdr(o, r->gdr);
@@ -201,6 +212,10 @@ static void print_rank(struct ll_out *o, const struct ll_nccl_rank *r)
 	ll_out_string(o, "fallback_reason", NULL, r->fallback_reason);
 	out_proof(o, "fallback_cause", NULL, r->fallback_cause, false);
 	out_proof(o, "fallback_via", NULL, r->fallback_via, false);
+	ll_out_bool(o, "init_failed", NULL, r->init_failed);
+	ll_out_string(o, "init_failure", NULL, r->init_failure);
+	out_proof(o, "init_failure_cause", NULL, r->init_cause, false);
+	out_proof(o, "init_failure_trace", NULL, r->init_trace, false);
 	ll_out_open_array(o, "devices");
 	for (size_t i = 0; i < r->n_devices; i++) {
 		const struct ll_nccl_device *d = &r->devices[i];
@@ -260,6 +275,10 @@ static void print_host(struct ll_out *o, const struct ll_nccl_host *h)
 	ll_out_string(o, "fallback_reason", NULL, h->fallback_reason);
 	out_proof(o, "fallback_cause", "shown by", h->fallback_cause, true);
 	out_proof(o, "fallback_via", "sockets:", h->fallback_via, true);
+	ll_out_bool(o, "init_failed", NULL, h->init_failed);
+	ll_out_string(o, "init_failure", NULL, h->init_failure);
+	out_proof(o, "init_failure_cause", "shown by", h->init_cause, true);
+	out_proof(o, "init_failure_trace", "aborted:", h->init_trace, true);
 	ll_out_bool(o, "unknown", NULL, h->unknown);
 	/* Names in first-seen order, each once: the RDMA ports and the socket interfaces. */
 	ll_out_open_array(o, "devices");
@@ -341,6 +360,7 @@ static int print_verdict(const struct ll_nccl_verdict *v, bool json)
 	ll_out_int(o, "skipped_total", NULL, (long long)v->skipped_total, true);
 
 	ll_out_int(o, "hosts_unknown", NULL, (long long)v->hosts_unknown, true);
+	ll_out_int(o, "hosts_init_failed", NULL, (long long)v->hosts_init_failed, true);
 	ll_out_open_array(o, "hosts");
 	for (size_t i = 0; i < v->n_hosts; i++)
 		print_host(o, &v->hosts[i]);
@@ -370,12 +390,21 @@ static int print_verdict(const struct ll_nccl_verdict *v, bool json)
 	}
 	ll_out_close_array(o);
 
-	ll_out_text(o, "overall: %s", ll_nccl_transport_describe(v->transport, v->plugin));
-	if (v->plugin && v->transport != LL_NCCL_TRANSPORT_PLUGIN)
-		ll_out_text(o, " (plugin %s)", v->plugin);
-	ll_out_text(o, ", GPUDirect RDMA %s, %s", gdr, v->fallback ? "FALLBACK: " : "no fallback");
-	if (v->fallback)
-		ll_out_text(o, "%s", v->fallback_reason);
+	ll_out_text(o, "overall: ");
+	/* A failed init is the verdict of its hosts, not a transport; where every host's
+	 * init failed, no transport is named at all. */
+	if (v->hosts_init_failed)
+		ll_out_text(o, "NCCL init failed on %zu host%s", v->hosts_init_failed, v->hosts_init_failed == 1 ? "" : "s");
+	if (v->hosts_init_failed < v->n_hosts || v->n_hosts == 0) {
+		if (v->hosts_init_failed)
+			ll_out_text(o, "; ");
+		ll_out_text(o, "%s", ll_nccl_transport_describe(v->transport, v->plugin));
+		if (v->plugin && v->transport != LL_NCCL_TRANSPORT_PLUGIN)
+			ll_out_text(o, " (plugin %s)", v->plugin);
+		ll_out_text(o, ", GPUDirect RDMA %s, %s", gdr, v->fallback ? "FALLBACK: " : "no fallback");
+		if (v->fallback)
+			ll_out_text(o, "%s", v->fallback_reason);
+	}
 	if (v->version)
 		ll_out_text(o, "; NCCL %s", v->version);
 	ll_out_text(o, "; %zu host%s", v->n_hosts, v->n_hosts == 1 ? "" : "s");

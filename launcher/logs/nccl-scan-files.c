@@ -88,7 +88,9 @@ static int scan_file(struct ll_ncclscan *s, const char *path, bool pipes, struct
 		return fd;
 	st = ll_ncclscan_stream_new(s, path);
 	if (S_ISREG(sb.st_mode) && sb.st_size > 0) {
-		r = scan_fd_mapped(s, st, fd, sb.st_size);
+		r = ncclscan_parallel_file(s, st, fd, sb.st_size);
+		if (r == 1)
+			r = scan_fd_mapped(s, st, fd, sb.st_size);
 		if (r == -EIO) {
 			close(fd);
 			return ll_error_set(err, -EIO, "cannot map '%s' (did it shrink while being read?)", path);

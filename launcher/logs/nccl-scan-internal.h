@@ -3,6 +3,8 @@
  *   nccl-scan-prefix.c   what stands before a record: NCCL and launcher prefixes, the process table
  *   nccl-scan-msg.c      what a message says: the per-kind recognisers, warning classes
  *   nccl-scan-files.c    files and directories fed to streams
+ *   nccl-scan-parallel.c a large file on two threads: lines and records on one, the rest
+ *                        on the other, the same calls in the same order (struct hand)
  *   nccl-scan-verdict.c  transport, GDR and fallback per process, host and job; words for people */
 #ifndef LLMLAUNCH_NCCL_SCAN_INTERNAL_H
 #define LLMLAUNCH_NCCL_SCAN_INTERNAL_H
@@ -11,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/types.h>
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -19,21 +22,36 @@
 
 enum cont_kind { CONT_NONE = 0, CONT_IB_DEVICES, CONT_SOCKET_IFS };
 
+/* The prefix cache (nccl-scan-prefix.c): a prefix's bytes and what parsing them gave. */
+#define LL_PREFIX_CACHE_SLOTS 4096
+#define LL_PREFIX_CACHE_BYTES 96
+struct prefix_slot {
+	uint64_t hash;
+	struct ll_nccl_rank *rank;
+	long tid;
+	int cuda_dev, launcher_rank;
+	uint8_t len;
+	bool warn;
+	char bytes[LL_PREFIX_CACHE_BYTES];
+};
+
+
 struct ll_ncclscan_stream {
 	struct ll_ncclscan_stream *next;
 	char *file;
-	unsigned long lineno;
+	unsigned long lineno;           /* of the record being read (the recognisers get a copy) */
+	/* The scanner's side: lines, records, wrapped lists. */
 	char *partial;
 	size_t n_partial;
-	struct ll_nccl_rank *last;      /* last process seen: prefix-less lines belong to it */
-	char last_pre[96];              /* the bytes before its last marker, to skip re-parsing */
-	size_t n_last_pre;
-	long last_tid;                  /* the thread of that prefix, -1 none */
-	long tid;                       /* the thread of the record being read, -1 none */
 	bool marked;                    /* an INFO or WARN marker was seen: stripped lines are not read */
 	enum cont_kind cont;            /* what a wrapped continuation line would extend */
-	struct ll_nccl_rank *cont_rank;
 	bool in_long_line;              /* the current line was too long and is being scanned in pieces */
+	/* The recognisers' side: processes, and what a list's lines go on. */
+	struct ll_nccl_rank *last;      /* last process seen: prefix-less lines belong to it */
+	long tid;                       /* the thread of the record being read, -1 none */
+	const struct prefix_slot *last_slot; /* the prefix cache slot of the last record, NULL none */
+	struct ll_nccl_rank *cont_rank; /* the process whose list a continuation line goes on */
+	bool cont_skip;                 /* that list was read already: its rest is not */
 };
 
 /* Lines that proved something about a process, the first of each kind. */
@@ -51,6 +69,9 @@ enum proof_kind {
 	PF_RDMA_LISTED,      /* NET/IB : Using [0]..., Initialized NET plugin IB, IB async event */
 	PF_RDMA_PLUGIN,      /* P2P plugin IBext_v8, Loaded net plugin */
 	PF_NO_NETWORK,       /* Error: network X not found, no interface found */
+	PF_FIRST_WARN,       /* the first WARN of the process */
+	PF_FIRST_TRACE,      /* its first return trace of an error: FILE:N -> R, R != 0 */
+	PF_INIT_TRACE,       /* that trace through init.cc: its communicator's init failed */
 	PF_COUNT,
 };
 
@@ -70,8 +91,14 @@ struct rank_state {
 	size_t last_tid_slot;           /* where the last comm_cur() lookup found its thread */
 	struct ll_nccl_proof proofs[PF_COUNT];
 	int version_code;               /* 20402 for 2.4.2, 0 unknown */
+	int fill_rank;                  /* the launcher's rank from a prefix, -1 none (nccl-scan-prefix.c) */
 	char *devices_text;             /* the last NET/IB device list as printed: not parsed again */
 	size_t n_devices_text;
+	char *init_failure;             /* the words of ll_nccl_rank.init_failure */
+	enum proof_kind init_cause;     /* the line that gave them: PF_FIRST_WARN or PF_FIRST_TRACE */
+	char *ifs_text;                 /* the last NET/Socket interface list as printed */
+	size_t n_ifs_text;
+	bool ifs_from_text;             /* socket_ifs is that list, nothing added since */
 };
 
 static inline struct rank_state *rank_state_of(struct ll_nccl_rank *r)
@@ -79,14 +106,50 @@ static inline struct rank_state *rank_state_of(struct ll_nccl_rank *r)
 	return (struct rank_state *)((char *)r - offsetof(struct rank_state, pub));
 }
 
+/* The queue's block the scanner fills (the rest of the queue: nccl-scan-parallel.c).
+ * A record is a struct pipe_rec, then the bytes from its prefix to the end of its
+ * message (or the message alone), padded to 8 bytes. */
+struct pipe_rec {
+	unsigned long lineno;
+	uint32_t npre, moff, n;   /* prefix length; where the message starts; its length */
+	uint32_t repeat;          /* INFO records after it with its prefix and nothing to read */
+	uint8_t kind, cont;
+};
+struct pipe_fill {
+	char *data;
+	size_t used, size;
+	struct pipe_rec *last;    /* the last record put in this block, NULL none */
+};
+
+/* Whether a NET/IB device list as printed ends on its line (ncclscan_msg_cont()): each
+ * process prints the same list for each communicator, and reading it again to its end
+ * cost more than the rest of the scanner's work on the line. */
+#define LL_LIST_END_SLOTS 256
+struct list_end {
+	uint64_t hash;
+	char *text;
+	size_t len;
+	bool ended;
+};
+
 struct ll_ncclscan {
 	enum ll_net_expect expect;
+	/* A large file is read by two threads (nccl-scan-parallel.c): the scanner's
+	 * lines, prefixes and processes on one, what the records say on the other. */
+	struct ncclscan_pipe *pipe;     /* set while the other thread reads the records */
+	struct pipe_fill pipe_fill;     /* the block of it the scanner fills */
+	unsigned threads;               /* ll_ncclscan_set_threads(), when threads_set */
+	size_t parallel_min;
+	bool threads_set;
 	double now;
 	struct ll_nccl_rank **ranks;
 	size_t n_ranks;
 	size_t *table;                  /* open addressing: index + 1, 0 empty */
 	size_t table_size;
 	struct ll_nccl_rank *anonymous; /* lines without any prefix and no earlier process */
+	struct list_end *list_ends;     /* LL_LIST_END_SLOTS: NET/IB device lists and whether they end */
+	struct prefix_slot *prefix_cache; /* LL_PREFIX_CACHE_SLOTS, allocated at the first prefix */
+	struct prefix_slot prefix_scratch; /* what a prefix too long for the cache parsed as */
 	struct ll_nccl_warning *warnings;
 	size_t n_warnings;
 	unsigned long warnings_total;
@@ -137,17 +200,16 @@ static inline bool has_prefix(const char *s, size_t n, const char *lit, size_t n
 #define HAS(s, n, lit) has_prefix((s), (n), lit, sizeof(lit) - 1)
 
 /* memmem for the short needles and lines here: glibc's memmem sets up a general search
- * on every call, which costs more than the search itself on a 100-byte line. */
-static inline const char *find(const char *s, size_t n, const char *lit, size_t nlit)
+ * on every call, which costs more than the search itself on a 100-byte line. memchr
+ * looks for the needle's byte at `k`, which the caller picks rare in the lines searched
+ * (each false hit costs a compare and another call); the first match is returned
+ * whichever byte anchors the search. */
+static inline const char *find_at(const char *s, size_t n, const char *lit, size_t nlit, size_t k)
 {
-	size_t k = 0;
 	const char *p, *last;
 
 	if (nlit == 0 || n < nlit)
 		return NULL;
-	/* Look for the needle's first non-blank byte: blanks are everywhere in a line. */
-	while (k + 1 < nlit && lit[k] == ' ')
-		k++;
 	p = s + k;
 	last = s + (n - nlit) + k; /* the anchor's last possible place */
 	while (p <= last) {
@@ -161,6 +223,44 @@ static inline const char *find(const char *s, size_t n, const char *lit, size_t 
 	return NULL;
 }
 
+/* find_at anchored on the needle's first non-blank byte: blanks are everywhere. */
+static inline const char *find(const char *s, size_t n, const char *lit, size_t nlit)
+{
+	size_t k = 0;
+
+	while (k + 1 < nlit && lit[k] == ' ')
+		k++;
+	return find_at(s, n, lit, nlit, k);
+}
+
+/* A hash of (p, n) for the scanner's caches: two chains of multiplies over 8-byte words,
+ * the last word ending at n. */
+static inline uint64_t ncclscan_hash(const char *p, size_t n, uint64_t seed)
+{
+	uint64_t a = (uint64_t)n << 1 ^ seed, b = 0, w;
+	size_t i = 0;
+
+	if (n < 8) {
+		for (; i < n; i++)
+			a = (a ^ (unsigned char)p[i]) * 0x100000001b3ULL;
+		return a ^ (a >> 29);
+	}
+	for (; i + 16 <= n; i += 16) {
+		memcpy(&w, p + i, 8);
+		a = (a ^ w) * 0x9e3779b97f4a7c15ULL;
+		memcpy(&w, p + i + 8, 8);
+		b = (b ^ w) * 0xff51afd7ed558ccdULL;
+	}
+	if (i + 8 <= n) {
+		memcpy(&w, p + i, 8);
+		a = (a ^ w) * 0x9e3779b97f4a7c15ULL;
+	}
+	memcpy(&w, p + n - 8, 8);
+	b = (b ^ w) * 0xc4ceb9fe1a85ec53ULL;
+	a ^= b ^ (b >> 32);
+	return a ^ (a >> 29);
+}
+
 /* a[0..n) == b[0..n) for the short prefixes of the prefix cache, without a libc call. */
 static inline bool same_bytes(const char *a, const char *b, size_t n)
 {
@@ -168,13 +268,16 @@ static inline bool same_bytes(const char *a, const char *b, size_t n)
 	uint64_t x, y;
 
 #if defined(__SSE2__)
-	if (n >= 16 && n <= 32) {
-		/* Two 16-byte compares, the second ending at n (they may overlap). */
-		__m128i a0 = _mm_loadu_si128((const __m128i *)(const void *)a);
-		__m128i b0 = _mm_loadu_si128((const __m128i *)(const void *)b);
-		__m128i a1 = _mm_loadu_si128((const __m128i *)(const void *)(a + n - 16));
-		__m128i b1 = _mm_loadu_si128((const __m128i *)(const void *)(b + n - 16));
-		return _mm_movemask_epi8(_mm_and_si128(_mm_cmpeq_epi8(a0, b0), _mm_cmpeq_epi8(a1, b1))) == 0xffff;
+	if (n >= 16) {
+		/* 16-byte compares, the last one ending at n (it may overlap the one before). */
+		__m128i eq = _mm_set1_epi8(-1);
+
+		for (; i + 16 < n; i += 16)
+			eq = _mm_and_si128(eq, _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)(a + i)),
+							      _mm_loadu_si128((const __m128i *)(const void *)(b + i))));
+		eq = _mm_and_si128(eq, _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)(a + n - 16)),
+						      _mm_loadu_si128((const __m128i *)(const void *)(b + n - 16))));
+		return _mm_movemask_epi8(eq) == 0xffff;
 	}
 #endif
 	if (n < 8) {
@@ -195,6 +298,8 @@ static inline bool same_bytes(const char *a, const char *b, size_t n)
 	return x == y;
 }
 #define FIND(s, n, lit) find((s), (n), lit, sizeof(lit) - 1)
+/* FIND anchored on the byte `c` of the needle (the first one). */
+#define FIND_ON(s, n, lit, c) find_at((s), (n), lit, sizeof(lit) - 1, (size_t)(strchr(lit, c) - (lit)))
 
 /* " via " in a channel line (the blank before it), or NULL: a memchr for 'v' finds it at once. */
 static inline const char *find_via(const char *m, size_t n)
@@ -214,25 +319,58 @@ static inline const char *find_via(const char *m, size_t n)
 
 /* ---- nccl-scan-prefix.c --------------------------------------------------------- */
 
-/* The process the record whose prefix is the `npre` bytes at `pre` belongs to, and
- * count the line for it. Prefix-less records go to the stream's last process (an
- * NCCL_DEBUG_FILE holds one process), else to one anonymous process. `warn`: a WARN
- * record, whose prefix ends in `file.cc:NN`. */
-struct ll_nccl_rank *ncclscan_record_rank(struct ll_ncclscan *s, struct ll_ncclscan_stream *st,
-					  const char *pre, size_t npre, bool warn);
-/* The record's process when its prefix is byte for byte the stream's last one, else NULL
- * (then ncclscan_record_rank decides). Counts the line. */
-static inline struct ll_nccl_rank *ncclscan_cached_rank(struct ll_ncclscan *s, struct ll_ncclscan_stream *st,
-							const char *pre, size_t npre)
+/* The cache slot that says what the prefix `pre` (`npre` bytes) names, parsing it on a
+ * miss; `warn`: a WARN record, whose prefix ends in `file.cc:NN`. The slot is valid
+ * until the next lookup. Sets st->last_slot. */
+const struct prefix_slot *ncclscan_prefix_lookup(struct ll_ncclscan *s, struct ll_ncclscan_stream *st,
+						 const char *pre, size_t npre, bool warn);
+static inline const struct prefix_slot *ncclscan_prefix_slot(struct ll_ncclscan *s, struct ll_ncclscan_stream *st,
+							     const char *pre, size_t npre, bool warn)
 {
-	struct ll_nccl_rank *r = st->last;
+	const struct prefix_slot *e = st->last_slot;
 
-	if (!r || npre != st->n_last_pre || npre == 0 || !same_bytes(pre, st->last_pre, npre))
-		return NULL;
+	/* Consecutive records of one thread share their prefix byte for byte. */
+	if (e && e->len == npre && e->warn == warn && same_bytes(e->bytes, pre, npre))
+		return e;
+	return ncclscan_prefix_lookup(s, st, pre, npre, warn);
+}
+/* The process of prefix-less records when the stream has had none yet. */
+struct ll_nccl_rank *ncclscan_anonymous(struct ll_ncclscan *s, struct ll_ncclscan_stream *st);
+/* Count a record whose prefix is known for its process, which becomes the stream's last
+ * one: the one the prefix names, else the stream's last (an NCCL_DEBUG_FILE holds one
+ * process), else the anonymous one. */
+static inline struct ll_nccl_rank *ncclscan_record(struct ll_ncclscan *s, struct ll_ncclscan_stream *st,
+						   const struct prefix_slot *e)
+{
+	struct ll_nccl_rank *r = e->rank;
+
+	if (!r) {
+		st->tid = -1;
+		if (!(r = st->last))
+			r = ncclscan_anonymous(s, st);
+	} else {
+		st->tid = e->tid;
+		/* A process met again after another: fill what its first prefix lacked (the
+		 * launcher's rank counts where NCCL printed none: ll_ncclscan_result()). */
+		if (st->last != r) {
+			struct rank_state *rs = rank_state_of(r);
+			if (r->cuda_dev < 0)
+				r->cuda_dev = e->cuda_dev;
+			if (rs->fill_rank < 0 && e->launcher_rank >= 0)
+				rs->fill_rank = e->launcher_rank;
+		}
+	}
+	st->last = r;
 	r->n_lines++;
 	r->last_seen = s->now;
-	st->tid = st->last_tid;
 	return r;
+}
+/* The process the record whose prefix is the `npre` bytes at `pre` belongs to, and
+ * count the line for it. */
+static inline struct ll_nccl_rank *ncclscan_record_rank(struct ll_ncclscan *s, struct ll_ncclscan_stream *st,
+							const char *pre, size_t npre, bool warn)
+{
+	return ncclscan_record(s, st, ncclscan_prefix_slot(s, st, pre, npre, warn));
 }
 /* The same for a record that only counts when it names its process: NULL (and
  * nothing counted) when `pre` does not end in an NCCL prefix. */
@@ -265,17 +403,28 @@ void ncclscan_msg_bootstrap(struct ll_nccl_rank *r, const char *m, size_t n);
  * other communicator lines. */
 void ncclscan_msg_comm(struct ll_ncclscan_stream *st, struct ll_nccl_rank *r, const char *m, size_t n);
 void ncclscan_msg_p2p_plugin(struct ll_ncclscan_stream *st, struct ll_nccl_rank *r, const char *m, size_t n);
+/* G42, G43: a return trace "FILE:LINE -> R" (2.30.7+: "FILE:LINE (func) -> R"), with
+ * " [Async thread]" or " (strerror)" after it. Returns whether it was one. */
+bool ncclscan_msg_trace(struct ll_ncclscan_stream *st, struct ll_nccl_rank *r, const char *m, size_t n);
 /* The INFO lines that start with something else than the few above (rarer ones: the
  * environment, plugins, libibverbs, GDR, NVLS, error traces): `m[0]` picked the caller. */
 void ncclscan_msg_other(struct ll_ncclscan *s, struct ll_ncclscan_stream *st, struct ll_nccl_rank *r,
 			const char *m, size_t n);
-/* The text after "NCCL WARN "; `pre` is what stood before the marker. */
-void ncclscan_msg_warn(struct ll_ncclscan *s, struct ll_ncclscan_stream *st, const char *pre, size_t npre,
+/* The text after "NCCL WARN " of a record of process `r` (NULL: its prefix names none). */
+void ncclscan_msg_warn(struct ll_ncclscan *s, struct ll_ncclscan_stream *st, struct ll_nccl_rank *r,
 		       const char *m, size_t n);
 /* The version after "NCCL version "; `r` may be NULL (a line without a prefix). */
 void ncclscan_msg_version(struct ll_ncclscan *s, struct ll_nccl_rank *r, const char *v, size_t n);
-/* A marker-less line, launcher prefix skipped, while st->cont says a list may go on. */
-void ncclscan_msg_continuation(struct ll_ncclscan_stream *st, const char *l, size_t n);
+/* The list an INFO message "NET/..." starts that a log collector may wrap onto the next
+ * lines (G18's NET/IB devices, G14's NET/Socket interfaces), from its text alone. */
+enum cont_kind ncclscan_msg_cont(struct ll_ncclscan *s, const char *m, size_t n);
+/* A marker-less line (launcher prefix skipped) that goes on the list of kind `k`
+ * process `r` began: read it, unless its first line was read before. Returns whether
+ * the list ended with it (from the text alone). */
+bool ncclscan_msg_continuation(struct ll_ncclscan_stream *st, struct ll_nccl_rank *r, enum cont_kind k,
+			       const char *l, size_t n);
+/* Whether a continuation line goes on a list (it starts with "[N]"). */
+bool ncclscan_continues(const char *l, size_t n);
 /* Whether a marker-less line is an NCCL message whose prefix and marker a poster removed
  * ("NET/IB : Using [0]..."); *skip is then the length of the launcher prefix before it. */
 bool ncclscan_stripped_message(const char *l, size_t n, size_t *skip);
@@ -283,6 +432,88 @@ bool ncclscan_stripped_message(const char *l, size_t n, size_t *skip);
 void ncclscan_rank_clear_lists(struct ll_nccl_rank *r);
 /* Free what the communicators and the proofs of `r` hold. */
 void ncclscan_rank_clear_state(struct ll_nccl_rank *r);
+
+/* ---- nccl-scan.c: what the scanner hands to the recognisers ------------------------ */
+
+/* A record handed to the recognisers, in file order: read at once (one thread), or
+ * queued for the other thread (nccl-scan-parallel.c), which gives every call the same
+ * arguments. The scanner cuts lines and records and follows wrapped lists; the
+ * recognisers' side knows the processes (prefix cache, the stream's last process and
+ * thread) and reads what the records say. Each side keeps to its own fields of the
+ * stream: see struct ll_ncclscan_stream. */
+enum hand_kind {
+	HAND_INFO,    /* an INFO record a recogniser reads */
+	HAND_COUNT,   /* an INFO record that only counts for its process */
+	HAND_TRACE,   /* an INFO record that may be a return trace (else as HAND_INFO) */
+	HAND_WARN,
+	HAND_VERSION, /* "NCCL version " at the start of a record */
+	HAND_CONT,    /* a line going on the list of kind `cont` */
+};
+struct hand {
+	enum hand_kind kind;
+	enum cont_kind cont;          /* HAND_INFO: the list it starts; HAND_CONT: the list */
+	const char *pre, *m;          /* the bytes before the marker; the message */
+	size_t npre, n;
+	unsigned repeat;              /* HAND_INFO, HAND_COUNT: so many HAND_COUNT after it with its prefix */
+};
+/* Read a record handed over: `st` says the line number it had. */
+void ncclscan_apply(struct ll_ncclscan *s, struct ll_ncclscan_stream *st, const struct hand *h);
+
+/* ---- nccl-scan-parallel.c -------------------------------------------------------- */
+
+/* Read the regular file `fd` of `size` bytes into stream `st` with two threads, and
+ * flush it: 0, or -errno (-EIO: it shrank while being read). 1: this file is read by
+ * one thread (too small, one CPU, no thread); nothing was read. */
+int ncclscan_parallel_file(struct ll_ncclscan *s, struct ll_ncclscan_stream *st, int fd, off_t size);
+/* memcpy for the short records of the queue, without a call: 16-byte moves, the last
+ * one ending at n (reads stay inside the source). */
+static inline void ncclscan_copy(char *d, const char *src, size_t n)
+{
+#if defined(__SSE2__)
+	if (n >= 16) {
+		size_t i = 0;
+		for (; i + 16 < n; i += 16)
+			_mm_storeu_si128((__m128i *)(void *)(d + i), _mm_loadu_si128((const __m128i *)(const void *)(src + i)));
+		_mm_storeu_si128((__m128i *)(void *)(d + n - 16),
+				 _mm_loadu_si128((const __m128i *)(const void *)(src + n - 16)));
+		return;
+	}
+#endif
+	memcpy(d, src, n);
+}
+
+/* Make room for `need` bytes in the block being filled: hand the full one over. */
+void ncclscan_pipe_room(struct ncclscan_pipe *p, size_t need);
+/* Queue a record for the other thread. */
+static inline void ncclscan_pipe_push(struct pipe_fill *f, struct ncclscan_pipe *p,
+				      const struct ll_ncclscan_stream *st, const struct hand *h)
+{
+	/* The prefix and the message lie in one buffer, the marker between them. */
+	size_t moff = !h->npre ? 0 : !h->n ? h->npre : (size_t)(h->m - h->pre), bytes = moff + h->n;
+	size_t need = sizeof(struct pipe_rec) + ((bytes + 7) & ~(size_t)7);
+	struct pipe_rec *rec = f->last;
+
+	/* A record that only counts, after one of the same prefix, is one more count of it:
+	 * reading that prefix again would do nothing else (ncclscan_record()). */
+	if (h->kind == HAND_COUNT && rec && rec->npre == h->npre && rec->kind != HAND_WARN &&
+	    rec->kind != HAND_VERSION && rec->kind != HAND_CONT && (h->npre == 0 || same_bytes((const char *)(rec + 1), h->pre, h->npre))) {
+		rec->repeat++;
+		return;
+	}
+	if (f->size - f->used < need)
+		ncclscan_pipe_room(p, need);
+	rec = (struct pipe_rec *)(void *)(f->data + f->used);
+	f->last = rec;
+	rec->repeat = 0;
+	rec->lineno = st->lineno;
+	rec->npre = (uint32_t)h->npre;
+	rec->moff = (uint32_t)moff;
+	rec->n = (uint32_t)h->n;
+	rec->kind = (uint8_t)h->kind;
+	rec->cont = (uint8_t)h->cont;
+	ncclscan_copy((char *)(rec + 1), h->npre ? h->pre : h->m, bytes);
+	f->used += need;
+}
 
 /* ---- nccl-scan-verdict.c -------------------------------------------------------- */
 

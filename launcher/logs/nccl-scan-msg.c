@@ -300,57 +300,76 @@ bool ll_nccl_warn_class_is_error(enum ll_nccl_warn_class c)
 	       c == LL_NCCL_WARN_SOCKET || c == LL_NCCL_WARN_NO_INTERFACE || c == LL_NCCL_WARN_NO_NETWORK;
 }
 
+/* ASCII lower case of (s, n) into buf (at least n bytes). */
+static void lower_ascii(char *buf, const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		buf[i] = s[i] >= 'A' && s[i] <= 'Z' ? (char)(s[i] + 32) : s[i];
+}
+
+/* Whether `lit` (lower case) occurs in (s, n) with ASCII case ignored. One lower-case
+ * copy and a memchr-driven search: a strncasecmp at every byte cost more than all the
+ * rest of a WARN record's work. */
 static bool contains_ci(const char *s, size_t n, const char *lit)
 {
-	size_t m = strlen(lit);
+	char stack[256];
+	char *low = n <= sizeof(stack) ? stack : ll_malloc(n);
+	bool found;
 
-	for (size_t i = 0; i + m <= n; i++)
-		if (strncasecmp(s + i, lit, m) == 0)
-			return true;
-	return false;
+	lower_ascii(low, s, n);
+	found = find(low, n, lit, strlen(lit)) != NULL;
+	if (low != stack)
+		free(low);
+	return found;
 }
 
 enum ll_nccl_warn_class ll_nccl_warn_classify(const char *t, size_t n)
 {
-	if (FIND(t, n, "Got completion") || contains_ci(t, n, "completion with error") ||
-	    (FIND(t, n, "NET/IB") && FIND(t, n, "vendor err")))
-		return LL_NCCL_WARN_IB_COMPLETION;
-	if ((HAS(t, n, "Error: network ") && FIND(t, n, " not found")) ||
-	    contains_ci(t, n, "failed to initialize any net plugin"))
-		return LL_NCCL_WARN_NO_NETWORK;
-	if (FIND(t, n, "libibverbs") || contains_ci(t, n, "failed to open libnccl-net") || FIND(t, n, "NET/Plugin"))
-		return LL_NCCL_WARN_PLUGIN_MISSING;
-	if (FIND(t, n, "ibv_") || FIND(t, n, "wrap_ibv"))
-		return LL_NCCL_WARN_IB_VERBS_CALL;
-	if (contains_ci(t, n, "no interface found") || contains_ci(t, n, "no socket interface") ||
-	    contains_ci(t, n, "no usable listening interface") || contains_ci(t, n, "no interface"))
-		return LL_NCCL_WARN_NO_INTERFACE;
-	if (contains_ci(t, n, "socket") || contains_ci(t, n, "connection closed") ||
-	    contains_ci(t, n, "connection reset") || contains_ci(t, n, "connection refused") ||
-	    contains_ci(t, n, "broken pipe"))
-		return LL_NCCL_WARN_SOCKET;
-	return LL_NCCL_WARN_OTHER;
+	char stack[512];
+	char *low = n <= sizeof(stack) ? stack : ll_malloc(n);
+	enum ll_nccl_warn_class c = LL_NCCL_WARN_OTHER;
+
+	/* The case-insensitive patterns are looked for in one lower-case copy. */
+	lower_ascii(low, t, n);
+	if (FIND(t, n, "Got completion") || FIND_ON(low, n, "completion with error", 'w') ||
+	    (FIND_ON(t, n, "NET/IB", '/') && FIND(t, n, "vendor err")))
+		c = LL_NCCL_WARN_IB_COMPLETION;
+	else if ((HAS(t, n, "Error: network ") && FIND_ON(t, n, " not found", 'f')) ||
+		 FIND_ON(low, n, "failed to initialize any net plugin", 'z'))
+		c = LL_NCCL_WARN_NO_NETWORK;
+	else if (FIND_ON(t, n, "libibverbs", 'v') || FIND_ON(low, n, "failed to open libnccl-net", '-') || FIND_ON(t, n, "NET/Plugin", '/'))
+		c = LL_NCCL_WARN_PLUGIN_MISSING;
+	else if (FIND_ON(t, n, "ibv_", '_') || FIND_ON(t, n, "wrap_ibv", '_'))
+		c = LL_NCCL_WARN_IB_VERBS_CALL;
+	else if (FIND_ON(low, n, "no interface", 'f') || FIND_ON(low, n, "no socket interface", 'k') ||
+		 FIND_ON(low, n, "no usable listening interface", 'b'))
+		c = LL_NCCL_WARN_NO_INTERFACE; /* "no interface found" is "no interface" */
+	else if (FIND_ON(low, n, "socket", 'k') || FIND_ON(low, n, "connection closed", 'd') || FIND_ON(low, n, "connection reset", 'r') ||
+		 FIND_ON(low, n, "connection refused", 'f') || FIND_ON(low, n, "broken pipe", 'k'))
+		c = LL_NCCL_WARN_SOCKET;
+	if (low != stack)
+		free(low);
+	return c;
 }
 
 /* ---- device and interface lists --------------------------------------------------- */
 
+/* One device of a list at s[*ip], added to `r` (at most 64 are kept) unless `r` is
+ * NULL; *ip is moved past it either way, so where a list ends does not depend on what
+ * was kept. */
 static struct ll_nccl_device *device_add(struct ll_nccl_rank *r, const char *s, size_t n, size_t *ip)
 {
 	size_t i = *ip, start = i;
-	struct ll_nccl_device *d;
+	struct ll_nccl_device dev = { .port = -1, .kind = LL_NCCL_DEV_OTHER }, *d = NULL;
 
 	while (i < n && s[i] != ':' && s[i] != '/' && !is_blank(s[i]) && s[i] != ';' && s[i] != ',' && s[i] != '}')
 		i++;
 	*ip = i;
-	if (i == start || r->n_devices >= 64)
+	if (i == start)
 		return NULL;
-	d = ll_array_push(&r->devices, &r->n_devices, sizeof(*d));
-	d->name = ll_strndup(s + start, i - start);
-	d->port = -1;
-	d->kind = LL_NCCL_DEV_OTHER;
 	if (i < n && s[i] == ':') {
 		i++;
-		d->port = (int)parse_num(s, n, &i);
+		dev.port = (int)parse_num(s, n, &i);
 		/* NCCL 2.28+: ":rail:plane" after the port ("mlx5_0:1:0:1/IB", "mlx5_0:1::1/IB"). */
 		while (i < n && (s[i] == ':' || is_digit(s[i])))
 			i++;
@@ -360,19 +379,25 @@ static struct ll_nccl_device *device_add(struct ll_nccl_rank *r, const char *s, 
 		while (i < n && s[i] != '/' && !is_blank(s[i]) && s[i] != ';' && s[i] != ',' && s[i] != '}')
 			i++;
 		if (i - seg == 2 && memcmp(s + seg, "IB", 2) == 0)
-			d->kind = LL_NCCL_DEV_IB;
+			dev.kind = LL_NCCL_DEV_IB;
 		else if (i - seg == 4 && strncasecmp(s + seg, "RoCE", 4) == 0)
-			d->kind = LL_NCCL_DEV_ROCE;
+			dev.kind = LL_NCCL_DEV_ROCE;
 		else if (i - seg == 5 && memcmp(s + seg, "SHARP", 5) == 0)
-			d->sharp = true;
+			dev.sharp = true;
+	}
+	if (r && r->n_devices < 64) {
+		d = ll_array_push(&r->devices, &r->n_devices, sizeof(*d));
+		*d = dev;
+		d->name = ll_strndup(s + start, *ip - start);
 	}
 	*ip = i;
 	return d;
 }
 
 /* `[0]mlx5_0:1/IB/SHARP [1]mlx5_1:1/RoCE [RO]; OOB ib0:...` and NCCL 2.21's merged NICs
- * `[0]={[0] mlx5_2:1/RoCE, [1] mlx5_3:1/RoCE}`. Returns true when the list ended (";" or
- * "OOB" seen), false when the line stopped inside it (wrapped). */
+ * `[0]={[0] mlx5_2:1/RoCE, [1] mlx5_3:1/RoCE}`, added to `r` (NULL: only read). Returns
+ * true when the list ended (";" or "OOB" seen), false when the line stopped inside it
+ * (wrapped): that depends on the text alone. */
 static bool parse_devices(struct ll_nccl_rank *r, const char *s, size_t n)
 {
 	size_t i = 0;
@@ -385,7 +410,8 @@ static bool parse_devices(struct ll_nccl_rank *r, const char *s, size_t n)
 		if (s[i] == ';' || HAS(s + i, n - i, "OOB"))
 			return true;
 		if (HAS(s + i, n - i, "[RO]")) {
-			r->relaxed_ordering = true;
+			if (r)
+				r->relaxed_ordering = true;
 			i += 4;
 			continue;
 		}
@@ -476,7 +502,7 @@ static void gdr_words(struct ll_nccl_rank *r, const char *g, size_t n)
 {
 	if (contains_ci(g, n, "disabled"))
 		r->gdr_disabled_line = true;
-	else if (contains_ci(g, n, "enabled for GPU"))
+	else if (contains_ci(g, n, "enabled for gpu"))
 		r->gdr_enabled_line = true;
 }
 
@@ -505,11 +531,51 @@ static bool plugin_load_failed(const char *m, size_t n)
 	return false;
 }
 
+/* G6, G25, G26: what the aws-ofi-nccl net plugin prints itself, "NET/OFI <text>" (its
+ * include/nccl_ofi_log.h puts "NET/OFI " before every INFO and WARN). */
+static void ofi_info(struct ll_ncclscan_stream *st, struct ll_nccl_rank *r, const char *m, size_t n,
+		     const char *t, size_t nt)
+{
+	const char *p;
+
+	r->ofi = true;
+	/* "Initializing aws-ofi-nccl 1.11.0-aws" (1.9+), "Using aws-ofi-nccl 1.3.0aws" (1.3-1.8):
+	 * its PACKAGE_STRING. */
+	if ((p = FIND(t, nt, "aws-ofi-nccl ")) && (HAS(t, nt, "Initializing ") || HAS(t, nt, "Using "))) {
+		size_t i = (size_t)(p - t) + 13, e = i;
+		while (e < nt && !is_blank(t[e]))
+			e++;
+		if (e > i)
+			set_str(&r->ofi_version, t + i, e - i);
+	} else if (HAS(t, nt, "Selected Provider is ") || HAS(t, nt, "Selected provider is ")) {
+		/* "Selected Provider is efa" (1.0-1.6), "... is efa (found 4 nics)" (1.7-1.13),
+		 * "Selected provider is efa, fabric is efa-direct (found 4 nics)" (1.14+): the
+		 * plugin's init found NICs of that provider. */
+		size_t i = 21, e = i;
+		while (e < nt && !is_blank(t[e]) && t[e] != ',')
+			e++;
+		if (e > i) {
+			set_str(&r->ofi_provider, t + i, e - i);
+			proof(st, r, PF_RDMA_LISTED, m, n);
+		}
+		if ((p = FIND(t, nt, "(found "))) {
+			size_t k = (size_t)(p - t) + 7;
+			long nics = parse_num(t, nt, &k);
+			if (nics >= 0)
+				r->ofi_nics = (int)nics;
+		}
+	} else if (HAS(t, nt, "Could not disable CUDA API usage for HMEM, disabling GDR")) {
+		/* 1.8.0-aws+ (1.7 printed it at TRACE level only): GPUDirect RDMA is off for
+		 * this plugin, whatever the NIC could do. */
+		r->gdr_disabled_line = true;
+	}
+}
+
 /* "NET/<name> : ..." */
 void ncclscan_msg_net(struct ll_ncclscan_stream *st, struct ll_nccl_rank *r, const char *m, size_t n)
 {
 	size_t i = 4, name_start = 4, name_len;
-	const char *rest, *g = FIND(m, n, " : GPU Direct RDMA ");
+	const char *rest, *g = FIND_ON(m, n, " : GPU Direct RDMA ", 'G');
 	size_t nrest;
 
 	if (g) {
@@ -538,16 +604,16 @@ void ncclscan_msg_net(struct ll_ncclscan_stream *st, struct ll_nccl_rank *r, con
 			struct rank_state *rs = rank_state_of(r);
 			r->ib_tried = r->ib_listed = true;
 			proof(st, r, PF_RDMA_LISTED, m, n);
-			if (r->n_devices > 0 && nrest == rs->n_devices_text && memcmp(rest, rs->devices_text, nrest) == 0)
+			if (r->n_devices > 0 && nrest == rs->n_devices_text && memcmp(rest, rs->devices_text, nrest) == 0) {
+				st->cont_skip = true; /* its wrapped rest, if any, was read the first time */
 				return;
+			}
 			free(rs->devices_text);
 			rs->devices_text = ll_strndup(rest, nrest);
 			rs->n_devices_text = nrest;
 			clear_devices(r);
-			if (!parse_devices(r, rest + 6, nrest - 6)) {
-				st->cont = CONT_IB_DEVICES;
-				st->cont_rank = r;
-			}
+			parse_devices(r, rest + 6, nrest - 6);
+			st->cont_skip = false;
 		} else if (HAS(rest, nrest, "No device found")) {
 			/* G30 */
 			r->ib_no_device = r->ib_tried = true;
@@ -565,16 +631,25 @@ void ncclscan_msg_net(struct ll_ncclscan_stream *st, struct ll_nccl_rank *r, con
 			device_add(r, rest, nrest, &k);
 		}
 	} else if (name_len == 6 && memcmp(m + name_start, "Socket", 6) == 0) {
+		struct rank_state *rs = rank_state_of(r);
+
 		if (HAS(rest, nrest, "Using [")) {
 			/* G2 (NCCL < 2.4.8: printed at init) or G14 (>= 2.4.8: sockets chosen). */
 			r->socket_line = true;
 			if (r->ib_tried)
 				r->socket_line_late = true;
 			proof(st, r, PF_SOCKET_LINE, m, n);
-			clear_ifs(r);
-			parse_ifs(r, rest + 6, nrest - 6);
-			st->cont = CONT_SOCKET_IFS;
-			st->cont_rank = r;
+			/* The same list again, with nothing added by a continuation since: as
+			 * parsed already (each process prints it per communicator). */
+			if (!(rs->ifs_from_text && nrest == rs->n_ifs_text && memcmp(rest, rs->ifs_text, nrest) == 0)) {
+				free(rs->ifs_text);
+				rs->ifs_text = ll_strndup(rest, nrest);
+				rs->n_ifs_text = nrest;
+				clear_ifs(r);
+				parse_ifs(r, rest + 6, nrest - 6);
+				rs->ifs_from_text = true;
+			}
+			st->cont_skip = false;
 		} else if (HAS(rest, nrest, "Using ") && nrest > 6 && is_digit(rest[6])) {
 			/* G15: "NET/Socket: Using 2 threads and 8 sockets per thread" (2.4.8+). */
 			r->socket_threads = r->modern = true;
@@ -582,6 +657,8 @@ void ncclscan_msg_net(struct ll_ncclscan_stream *st, struct ll_nccl_rank *r, con
 		} else if (nrest > 0 && is_digit(rest[0]) && FIND(rest, nrest, "interfaces found")) {
 			r->socket_line = true; /* G2, NCCL 2.3 */
 		}
+	} else if (name_len == 3 && memcmp(m + name_start, "OFI", 3) == 0) {
+		ofi_info(st, r, m, n, rest, nrest);
 	} else if (name_len == 6 && memcmp(m + name_start, "Plugin", 6) == 0) {
 		const char *p = HAS(rest, nrest, "No plugin found") ? NULL : FIND(rest, nrest, "Loaded net plugin ");
 		if (HAS(rest, nrest, "No plugin found")) {
@@ -735,6 +812,125 @@ static void verbs_missing(struct ll_ncclscan_stream *st, struct ll_nccl_rank *r,
 	proof(st, r, PF_VERBS_MISSING, m, n);
 }
 
+/* ---- error traces ---------------------------------------------------------------- */
+
+/* A trace's parts: FILE:LINE, the result R. NCCL prints one for each function an error
+ * returns through (include/checks.h: NCCLCHECK and friends; group.cc's async jobs add
+ * " [Async thread]", the proxy " [Proxy Thread]", SYSCHECK " (strerror)"), so an error
+ * reads, top to bottom, from where it began to the call that returned it to the user. */
+struct trace {
+	const char *file;
+	size_t nfile;
+	long res;
+};
+
+static bool parse_trace(const char *m, size_t n, struct trace *t)
+{
+	size_t e = n, d;
+
+	/* A group after the result: " [Async thread]", " (Connection refused)". */
+	if (e > 0 && (m[e - 1] == ']' || m[e - 1] == ')')) {
+		char open = m[e - 1] == ']' ? '[' : '(';
+		while (e > 0 && m[e - 1] != open)
+			e--;
+		if (e < 2 || m[e - 2] != ' ')
+			return false;
+		e -= 2;
+	}
+	d = e;
+	while (d > 0 && is_digit(m[d - 1]))
+		d--;
+	if (d == e || d < 4 || memcmp(m + d - 4, " -> ", 4) != 0)
+		return false;
+	{
+		size_t k = d;
+		t->res = parse_num(m, e, &k);
+	}
+	e = d - 4;
+	/* NCCL 2.30.7+ (include/debug.h INFO_LOC): the function, "(name)". */
+	if (e > 0 && m[e - 1] == ')') {
+		while (e > 0 && m[e - 1] != '(')
+			e--;
+		if (e < 2 || m[e - 2] != ' ')
+			return false;
+		e -= 2;
+	}
+	d = e;
+	while (d > 0 && is_digit(m[d - 1]))
+		d--;
+	if (d == e || d < 2 || m[d - 1] != ':')
+		return false;
+	if (memchr(m, ' ', d - 1) || memchr(m, '\t', d - 1))
+		return false; /* a path has no blanks */
+	t->file = m;
+	t->nfile = d - 1;
+	return true;
+}
+
+/* Whether the path `f` names file `base` ("init.cc", "src/init.cc", a bazel path). */
+static bool path_is(const char *f, size_t n, const char *base)
+{
+	size_t b = strlen(base);
+
+	return n >= b && memcmp(f + n - b, base, b) == 0 && (n == b || f[n - b - 1] == '/');
+}
+
+bool ncclscan_msg_trace(struct ll_ncclscan_stream *st, struct ll_nccl_rank *r, const char *m, size_t n)
+{
+	struct rank_state *rs = rank_state_of(r);
+	struct trace t;
+
+	if (!parse_trace(m, n, &t))
+		return false;
+	/* G17: the socket transport's own code was connecting. */
+	if (path_is(t.file, t.nfile, "transport/net_socket.cc")) {
+		r->socket_trace = true;
+		proof(st, r, PF_SOCKET_TRACE, m, n);
+	}
+	if (t.res == 0)
+		return true;
+	proof(st, r, PF_FIRST_TRACE, m, n);
+	/* G42: the error returned through init.cc (init.cu up to 2.4), where NCCL sets a
+	 * communicator up, before the process had any communicator up: its init failed.
+	 * init.cc also tears communicators down, which after an Init COMPLETE is no init. */
+	if (!r->init_complete && !r->init_failed &&
+	    (path_is(t.file, t.nfile, "init.cc") || path_is(t.file, t.nfile, "init.cu"))) {
+		r->init_failed = true;
+		proof(st, r, PF_INIT_TRACE, m, n);
+		/* Why: the first WARN it printed (NCCL WARNs where an error begins), else
+		 * where the error began, in NCCL's words for its result (ncclGetErrorString). */
+		if (rs->proofs[PF_FIRST_WARN].line) {
+			rs->init_cause = PF_FIRST_WARN;
+			rs->init_failure = ll_strdup(rs->proofs[PF_FIRST_WARN].text);
+		} else {
+			const struct ll_nccl_proof *f = &rs->proofs[PF_FIRST_TRACE];
+			struct trace ft;
+			static const char *const words[] = {
+				[1] = "unhandled cuda error", [2] = "unhandled system error", [3] = "internal error",
+				[4] = "invalid argument", [5] = "invalid usage",
+				[6] = "remote process exited or there was a network error",
+				[7] = "NCCL operation in progress",
+			};
+			size_t nf = strlen(f->text);
+
+			rs->init_cause = PF_FIRST_TRACE;
+			if (parse_trace(f->text, nf, &ft)) {
+				size_t e = (size_t)(ft.file - f->text) + ft.nfile + 1;
+				while (e < nf && is_digit(f->text[e]))
+					e++;
+				rs->init_failure = ft.res > 0 && ft.res < (long)LL_ARRAY_SIZE(words)
+							   ? ll_asprintf("NCCL error %ld (%s) at %.*s", ft.res, words[ft.res],
+									 (int)e, f->text)
+							   : ll_asprintf("NCCL error %ld at %.*s", ft.res, (int)e, f->text);
+			} else {
+				/* A trace longer than a proof keeps: its first words. */
+				rs->init_failure = ll_asprintf("NCCL error at %s", f->text);
+			}
+		}
+	}
+	return true;
+}
+
 void ncclscan_msg_other(struct ll_ncclscan *s, struct ll_ncclscan_stream *st, struct ll_nccl_rank *r,
 			const char *m, size_t n)
 {
@@ -788,13 +984,6 @@ void ncclscan_msg_other(struct ll_ncclscan *s, struct ll_ncclscan_stream *st, st
 		else if (HAS(m, n, "NVLS comm 0x"))
 			comm_cur(st, r)->nvls_channels += 1; /* G22 */
 		break;
-	case 't':
-		/* G17: an error trace through the socket transport's own code. */
-		if (HAS(m, n, "transport/net_socket.cc:") && FIND(m, n, " -> ")) {
-			r->socket_trace = true;
-			proof(st, r, PF_SOCKET_TRACE, m, n);
-		}
-		break;
 	case '[':
 		/* NCCL 2.30: "[Rank 5] ncclCommInitRankConfig comm ..." */
 		if (HAS(m, n, "[Rank ")) {
@@ -824,17 +1013,23 @@ void ncclscan_msg_other(struct ll_ncclscan *s, struct ll_ncclscan_stream *st, st
 	}
 }
 
-void ncclscan_msg_warn(struct ll_ncclscan *s, struct ll_ncclscan_stream *st, const char *pre, size_t npre,
+void ncclscan_msg_warn(struct ll_ncclscan *s, struct ll_ncclscan_stream *st, struct ll_nccl_rank *r,
 		       const char *m, size_t n)
 {
 	enum ll_nccl_warn_class c = ll_nccl_warn_classify(m, n);
-	struct ll_nccl_rank *r = ncclscan_prefixed_rank(s, st, pre, npre, true);
 
 	s->warnings_total++;
 	s->by_class[c]++;
 	if (r) {
 		r->warn_mask |= 1u << c;
 		r->n_warnings++;
+		proof(st, r, PF_FIRST_WARN, m, n);
+		if (HAS(m, n, "NET/OFI ")) {
+			r->ofi = true; /* G6 */
+			/* G26: aws-ofi-nccl 1.8.0-aws+ on an instance that needs GDR without it. */
+			if (HAS(m + 8, n - 8, "GDR disabled on GDR-supported instance type"))
+				r->gdr_disabled_line = true;
+		}
 		if (c == LL_NCCL_WARN_IB_COMPLETION || c == LL_NCCL_WARN_IB_VERBS_CALL) {
 			r->ib_used = r->ib_tried = true; /* G19: IB verbs ran a connection */
 		} else if (c == LL_NCCL_WARN_NO_NETWORK) {
@@ -864,18 +1059,71 @@ void ncclscan_msg_warn(struct ll_ncclscan *s, struct ll_ncclscan_stream *st, con
 
 /* ---- continuation and stripped lines ---------------------------------------------- */
 
-void ncclscan_msg_continuation(struct ll_ncclscan_stream *st, const char *l, size_t n)
+static bool list_ends(struct ll_ncclscan *s, const char *t, size_t n)
 {
-	if (!st->cont_rank || !starts_with_index(l, n)) {
-		st->cont = CONT_NONE;
-		return;
+	uint64_t h = ncclscan_hash(t, n, 0x6c697374);
+	struct list_end *e;
+
+	if (!s->list_ends)
+		s->list_ends = ll_calloc(LL_LIST_END_SLOTS, sizeof(*s->list_ends));
+	e = &s->list_ends[h & (LL_LIST_END_SLOTS - 1)];
+	if (e->text && e->hash == h && e->len == n && memcmp(e->text, t, n) == 0)
+		return e->ended;
+	free(e->text);
+	e->text = ll_strndup(t, n);
+	e->hash = h;
+	e->len = n;
+	e->ended = parse_devices(NULL, t, n);
+	return e->ended;
+}
+
+enum cont_kind ncclscan_msg_cont(struct ll_ncclscan *s, const char *m, size_t n)
+{
+	size_t i = 4, name_len;
+	const char *rest;
+	size_t nrest;
+	enum cont_kind k = CONT_NONE;
+
+	/* Only NET/IB... and NET/Socket lines start a list. */
+	if (n < 6 || !((m[4] == 'I' && m[5] == 'B') || (n >= 10 && memcmp(m + 4, "Socket", 6) == 0)))
+		return CONT_NONE;
+	/* The same reading of "NET/<name> : <rest>" as ncclscan_msg_net(). */
+	while (i < n && m[i] != ' ' && m[i] != ':')
+		i++;
+	name_len = i - 4;
+	while (i < n && (m[i] == ' ' || m[i] == ':'))
+		i++;
+	rest = m + i;
+	nrest = n - i;
+	if (name_len >= 2 && memcmp(m + 4, "IB", 2) == 0 && (HAS(rest, nrest, "Using [") || HAS(rest, nrest, "Using\t[")))
+		k = CONT_IB_DEVICES;
+	else if (name_len == 6 && memcmp(m + 4, "Socket", 6) == 0 && HAS(rest, nrest, "Using ["))
+		k = CONT_SOCKET_IFS;
+	/* A GPU Direct RDMA line is one whatever else it holds. */
+	if (k == CONT_NONE || FIND_ON(m, n, " : GPU Direct RDMA ", 'G'))
+		return CONT_NONE;
+	if (k == CONT_IB_DEVICES && list_ends(s, rest + 6, nrest - 6))
+		return CONT_NONE;
+	return k;
+}
+
+bool ncclscan_continues(const char *l, size_t n)
+{
+	return starts_with_index(l, n);
+}
+
+bool ncclscan_msg_continuation(struct ll_ncclscan_stream *st, struct ll_nccl_rank *r, enum cont_kind k,
+			       const char *l, size_t n)
+{
+	bool add = r && !st->cont_skip;
+
+	if (k == CONT_IB_DEVICES)
+		return parse_devices(add ? r : NULL, l, n);
+	if (add) {
+		rank_state_of(r)->ifs_from_text = false;
+		parse_ifs(r, l, n);
 	}
-	if (st->cont == CONT_IB_DEVICES) {
-		if (parse_devices(st->cont_rank, l, n))
-			st->cont = CONT_NONE;
-	} else if (st->cont == CONT_SOCKET_IFS) {
-		parse_ifs(st->cont_rank, l, n);
-	}
+	return false;
 }
 
 bool ncclscan_stripped_message(const char *l, size_t n, size_t *ret)
@@ -904,6 +1152,7 @@ void ncclscan_rank_clear_lists(struct ll_nccl_rank *r)
 {
 	clear_devices(r);
 	clear_ifs(r);
+	rank_state_of(r)->ifs_from_text = false;
 }
 
 void ncclscan_rank_clear_state(struct ll_nccl_rank *r)
@@ -919,5 +1168,11 @@ void ncclscan_rank_clear_state(struct ll_nccl_rank *r)
 		free(rs->proofs[k].text);
 	free(rs->devices_text);
 	rs->devices_text = NULL;
+	free(rs->ifs_text);
+	rs->ifs_text = NULL;
+	rs->n_ifs_text = 0;
+	free(rs->init_failure);
+	rs->init_failure = NULL;
+	rs->ifs_from_text = false;
 	memset(rs->proofs, 0, sizeof(rs->proofs));
 }

@@ -47,7 +47,9 @@ static struct ll_nccl_rank *rank_new(struct ll_ncclscan *s, const char *host, si
 	r->cuda_dev = r->rank = r->nranks = -1;
 	r->gdr = -1;
 	r->gdr_ring = -1;
+	r->ofi_nics = -1;
 	r->file = ll_strdup(st->file);
+	rs->fill_rank = -1;
 	*(struct ll_nccl_rank **)ll_array_push(&s->ranks, &s->n_ranks, sizeof(r)) = r;
 	return r;
 }
@@ -146,7 +148,7 @@ static size_t rfc3339_len(const char *p, size_t n)
 
 /* Parse `host:pid:tid [dev]` (and for WARN a `file.cc:NN` after it) at the end of the
  * bytes before "NCCL ". Returns false when they do not end that way. */
-static bool parse_prefix(const char *p, size_t n, bool warn, struct nccl_prefix *ret)
+static bool parse_prefix_end(const char *p, size_t n, bool warn, struct nccl_prefix *ret)
 {
 	size_t i = n, end;
 	long dev, tid, pid;
@@ -217,53 +219,115 @@ static bool parse_prefix(const char *p, size_t n, bool warn, struct nccl_prefix 
 	return true;
 }
 
-struct ll_nccl_rank *ncclscan_record_rank(struct ll_ncclscan *s, struct ll_ncclscan_stream *st,
-					  const char *pre, size_t npre, bool warn)
+/* A WARN's prefix ends in `file.cc:NN` (debug.cc), 2.30.7+'s in `file.cc:NN (func)`, and
+ * a net plugin's in what it passes as the file: aws-ofi-nccl passes __PRETTY_FUNCTION__,
+ * which in C++ holds blanks ("int f(int, char*):12"). Where the last word is not the file,
+ * NCCL's own `host:pid:tid [dev] ` is looked for from the left. */
+static bool parse_prefix(const char *p, size_t n, bool warn, struct nccl_prefix *ret)
+{
+	if (parse_prefix_end(p, n, warn, ret))
+		return true;
+	if (!warn)
+		return false;
+	for (size_t k = 1; k + 3 < n; k++) {
+		size_t j = k + 1;
+
+		if (p[k] != '[' || !is_blank(p[k - 1]) || !is_digit(p[j]))
+			continue;
+		while (j < n && is_digit(p[j]))
+			j++;
+		if (j + 1 < n && p[j] == ']' && is_blank(p[j + 1]) && parse_prefix_end(p, j + 1, false, ret))
+			return true;
+	}
+	return false;
+}
+
+/* ---- the prefix cache ---------------------------------------------------------- */
+
+/* A log interleaves a few threads of a few processes, each printing the same prefix
+ * over and over: what a prefix names is remembered by its bytes (and whether it ends a
+ * WARN's `file:NN`), so that it is parsed once, not once per line. What parsing gives
+ * depends on the bytes alone (a prefix that does not parse is kept as such), and a hit
+ * does what parsing them again would: the cache changes no verdict. */
+static inline uint64_t prefix_hash(const char *p, size_t n, bool warn)
+{
+	return ncclscan_hash(p, n, warn);
+}
+
+/* Two slots per hash, the one used last first: a few prefixes that share a slot do
+ * not push each other out. */
+static struct prefix_slot *cache_find(struct ll_ncclscan *s, const char *pre, size_t npre, bool warn,
+				      uint64_t hash)
+{
+	struct prefix_slot *e;
+
+	if (!s->prefix_cache)
+		return NULL;
+	e = &s->prefix_cache[hash & (LL_PREFIX_CACHE_SLOTS - 2)];
+	for (int k = 0; k < 2; k++, e++)
+		if (e->hash == hash && e->len == npre && e->warn == warn && same_bytes(e->bytes, pre, npre))
+			return e;
+	return NULL;
+}
+
+/* Remember what `pre` parsed as (`px` NULL: it did not parse). */
+static struct prefix_slot *cache_put(struct ll_ncclscan *s, const char *pre, size_t npre, bool warn, uint64_t hash,
+				     struct ll_nccl_rank *r, const struct nccl_prefix *px)
+{
+	struct prefix_slot *e = &s->prefix_scratch; /* too long to keep: read at once, never kept */
+
+	if (npre <= LL_PREFIX_CACHE_BYTES) {
+		if (!s->prefix_cache)
+			s->prefix_cache = ll_calloc(LL_PREFIX_CACHE_SLOTS, sizeof(*s->prefix_cache));
+		e = &s->prefix_cache[hash & (LL_PREFIX_CACHE_SLOTS - 2)];
+		e[1] = e[0];
+		e->hash = hash;
+		e->len = (uint8_t)npre;
+		e->warn = warn;
+		memcpy(e->bytes, pre, npre);
+	}
+	e->rank = r;
+	e->tid = px ? px->tid : -1;
+	e->cuda_dev = px ? px->cuda_dev : -1;
+	e->launcher_rank = px ? px->launcher_rank : -1;
+	return e;
+}
+
+const struct prefix_slot *ncclscan_prefix_lookup(struct ll_ncclscan *s, struct ll_ncclscan_stream *st,
+						 const char *pre, size_t npre, bool warn)
 {
 	struct nccl_prefix px;
-	struct ll_nccl_rank *r;
+	struct prefix_slot *e;
+	uint64_t hash = 0;
 
-	/* Consecutive lines of one thread share their prefix byte for byte. */
-	if ((r = ncclscan_cached_rank(s, st, pre, npre)))
-		return r;
-	st->tid = -1;
-	if (!parse_prefix(pre, npre, warn, &px)) {
-		if (st->last)
-			r = st->last;
-		else {
-			if (!s->anonymous)
-				s->anonymous = rank_new(s, NULL, 0, -1, st);
-			r = s->anonymous;
+	if (npre <= LL_PREFIX_CACHE_BYTES) {
+		hash = prefix_hash(pre, npre, warn);
+		if ((e = cache_find(s, pre, npre, warn, hash))) {
+			st->last_slot = e;
+			return e;
 		}
-	} else if (st->last && rank_is(st->last, px.host, px.n_host, px.pid)) {
-		r = st->last;
-		st->tid = px.tid;
-	} else {
-		st->tid = px.tid;
-		r = rank_get(s, st, px.host, px.n_host, px.pid);
-		if (r->cuda_dev < 0)
-			r->cuda_dev = px.cuda_dev;
-		if (r->rank < 0 && px.launcher_rank >= 0)
-			r->rank = px.launcher_rank;
 	}
-	st->last = r;
-	st->last_tid = st->tid;
-	st->n_last_pre = 0;
-	if (npre <= sizeof(st->last_pre) && r->host) {
-		memcpy(st->last_pre, pre, npre);
-		st->n_last_pre = npre;
-	}
-	r->n_lines++;
-	r->last_seen = s->now;
-	return r;
+	if (!parse_prefix(pre, npre, warn, &px))
+		e = cache_put(s, pre, npre, warn, hash, NULL, NULL);
+	else
+		e = cache_put(s, pre, npre, warn, hash, rank_get(s, st, px.host, px.n_host, px.pid), &px);
+	st->last_slot = e == &s->prefix_scratch ? NULL : e;
+	return e;
+}
+
+struct ll_nccl_rank *ncclscan_anonymous(struct ll_ncclscan *s, struct ll_ncclscan_stream *st)
+{
+	if (!s->anonymous)
+		s->anonymous = rank_new(s, NULL, 0, -1, st);
+	return s->anonymous;
 }
 
 struct ll_nccl_rank *ncclscan_prefixed_rank(struct ll_ncclscan *s, struct ll_ncclscan_stream *st,
 					    const char *pre, size_t npre, bool warn)
 {
-	struct nccl_prefix px;
+	const struct prefix_slot *e = ncclscan_prefix_slot(s, st, pre, npre, warn);
 
-	return parse_prefix(pre, npre, warn, &px) ? ncclscan_record_rank(s, st, pre, npre, warn) : NULL;
+	return e->rank ? ncclscan_record(s, st, e) : NULL;
 }
 
 void ncclscan_rank_free(struct ll_nccl_rank *r)
@@ -278,6 +342,8 @@ void ncclscan_rank_free(struct ll_nccl_rank *r)
 	free(r->plugin_loaded);
 	free(r->net_named);
 	free(r->bootstrap);
+	free(r->ofi_version);
+	free(r->ofi_provider);
 	free(rank_state_of(r));
 }
 

@@ -148,6 +148,22 @@ static bool all_roce(const struct ll_nccl_rank *r)
 	return roce;
 }
 
+/* The network name NCCL gives the aws-ofi-nccl plugin: "AWS Libfabric" up to 1.12,
+ * "Libfabric" from 1.13.0 (aws-ofi-nccl commit 7c014f0d, src/nccl_ofi_interface_nvidia.c);
+ * the plugin's own name when its version was not printed. */
+static const char *ofi_network(const struct ll_nccl_rank *r)
+{
+	const char *v = r->ofi_version;
+	long major, minor;
+	char *e;
+
+	if (!v)
+		return "aws-ofi-nccl";
+	major = strtol(v, &e, 10);
+	minor = *e == '.' ? strtol(e + 1, NULL, 10) : 0;
+	return major > 1 || (major == 1 && minor >= 13) ? "Libfabric" : "AWS Libfabric";
+}
+
 /* Transport of a process, first rule that applies (docs/logs.md, "From evidence to
  * verdict"); *via is the line that proved sockets. */
 static void rank_transport(struct ll_nccl_rank *r, int job_version, const struct ll_nccl_proof **via)
@@ -174,6 +190,8 @@ static void rank_transport(struct ll_nccl_rank *r, int job_version, const struct
 		name = "Socket", pk = PF_SOCKET_TRACE;
 	else if (r->socket_line && r->socket_line_late)
 		name = "Socket", pk = PF_SOCKET_LINE;
+	else if (r->ofi_provider)
+		name = ofi_network(r); /* G25: before NCCL's own IB, as NCCL tries plugins first */
 	else if (r->ib_listed || r->n_devices > 0)
 		name = "IB";
 	else if (r->socket_line && proves)
@@ -381,6 +399,17 @@ const struct ll_nccl_verdict *ll_ncclscan_result(struct ll_ncclscan *s)
 	const struct ll_nccl_proof **vias;
 
 	ncclscan_hosts_release(s);
+	for (size_t i = 0; i < s->n_ranks; i++) {
+		struct ll_nccl_rank *r = s->ranks[i];
+		struct rank_state *rs = rank_state_of(r);
+
+		/* The launcher's rank where NCCL's communicator lines gave none. */
+		if (r->rank < 0 && rs->fill_rank >= 0)
+			r->rank = rs->fill_rank;
+		r->init_failure = r->init_failed ? rs->init_failure : NULL;
+		r->init_cause = r->init_failed ? proof_of(r, rs->init_cause) : NULL;
+		r->init_trace = r->init_failed ? proof_of(r, PF_INIT_TRACE) : NULL;
+	}
 	vias = ll_calloc(s->n_ranks ? s->n_ranks : 1, sizeof(*vias));
 	for (size_t i = 0; i < s->n_ranks; i++) {
 		struct ll_nccl_rank *r = s->ranks[i];
@@ -429,11 +458,18 @@ const struct ll_nccl_verdict *ll_ncclscan_result(struct ll_ncclscan *s)
 			}
 			h->warn_mask |= r->warn_mask;
 			h->initialized |= r->init_complete;
+			if (r->init_failed && !h->init_failed) {
+				h->init_failed = true;
+				h->init_failure = r->init_failure;
+				h->init_cause = r->init_cause;
+				h->init_trace = r->init_trace;
+			}
 		}
 		if (h->gdr != 0 && h_any_on)
 			h->gdr = 1;
-		h->unknown = h->transport == LL_NCCL_TRANSPORT_UNKNOWN && !h->fallback;
+		h->unknown = h->transport == LL_NCCL_TRANSPORT_UNKNOWN && !h->fallback && !h->init_failed;
 		v->hosts_unknown += h->unknown;
+		v->hosts_init_failed += h->init_failed;
 		fold(&v->transport, &v->plugin, &v->gdr, h->transport, h->plugin, h->gdr, &any_t, &any_on);
 		if (h->fallback && !v->fallback) {
 			v->fallback = true;
@@ -459,7 +495,7 @@ const struct ll_nccl_verdict *ll_ncclscan_result(struct ll_ncclscan *s)
 	v->skipped = s->skipped;
 	v->n_skipped = s->n_skipped;
 	v->skipped_total = s->skipped_total;
-	v->error = v->fallback;
+	v->error = v->fallback || v->hosts_init_failed > 0;
 	for (int c = 0; c < LL_NCCL_WARN_CLASS_COUNT; c++)
 		if (s->by_class[c] && ll_nccl_warn_class_is_error((enum ll_nccl_warn_class)c))
 			v->error = true;
@@ -538,16 +574,44 @@ void ll_nccl_host_devices(const struct ll_nccl_host *h, struct ll_buf *b)
 	ll_buf_release(&tmp);
 }
 
+/* " (aws-ofi-nccl 1.11.0-aws, provider efa)": the net plugin the host's NET/OFI lines
+ * name (G6), whatever it turned out to carry. */
+static void ofi_words(const struct ll_nccl_host *h, struct ll_buf *b)
+{
+	const char *version = NULL, *provider = NULL;
+
+	for (size_t k = 0; k < h->n_ranks; k++) {
+		if (!version)
+			version = h->ranks[k]->ofi_version;
+		if (!provider)
+			provider = h->ranks[k]->ofi_provider;
+	}
+	ll_buf_add(b, " (");
+	if (!(h->transport == LL_NCCL_TRANSPORT_PLUGIN && ll_streq(h->plugin, "aws-ofi-nccl")))
+		ll_buf_addf(b, "aws-ofi-nccl%s%s%s", version ? " " : "", version ? version : "", provider ? ", " : "");
+	if (provider)
+		ll_buf_addf(b, "provider %s", provider);
+	else if (h->transport != LL_NCCL_TRANSPORT_PLUGIN)
+		ll_buf_add(b, " loaded");
+	ll_buf_add(b, ")");
+}
+
 void ll_nccl_host_summary(const struct ll_nccl_host *h, struct ll_buf *b)
 {
 	struct ll_buf devs;
-	bool sharp = false, ro = false;
+	bool sharp = false, ro = false, ofi = false;
 	const char *gdr = h->gdr == 1 ? "on" : h->gdr == 0 ? "off" : "unknown";
 
 	for (size_t k = 0; k < h->n_ranks; k++) {
+		ofi |= h->ranks[k]->ofi;
 		ro |= h->ranks[k]->relaxed_ordering;
 		for (size_t i = 0; i < h->ranks[k]->n_devices; i++)
 			sharp |= h->ranks[k]->devices[i].sharp;
+	}
+	if (h->init_failed) {
+		/* What NCCL would have used does not matter: it did not start. */
+		ll_buf_addf(b, "NCCL init failed on %s: %s", h->name ? h->name : "(no host prefix)", h->init_failure);
+		return;
 	}
 	ll_buf_init(&devs);
 	ll_nccl_host_devices(h, &devs);
@@ -555,6 +619,8 @@ void ll_nccl_host_summary(const struct ll_nccl_host *h, struct ll_buf *b)
 		    ll_nccl_transport_describe(h->transport, h->plugin));
 	if (h->plugin && h->transport != LL_NCCL_TRANSPORT_PLUGIN)
 		ll_buf_addf(b, " (plugin %s)", h->plugin);
+	if (ofi)
+		ofi_words(h, b);
 	if (devs.len)
 		ll_buf_addf(b, " over %s", devs.s);
 	if (sharp || ro)

@@ -2,12 +2,14 @@
  * scanner and its streams, cutting input into lines and lines into records.
  *
  * Hot path: one pass over each 64-byte block makes two bit masks, of its newlines and
- * of its 'N' bytes (SSE2, the x86-64 baseline; elsewhere memchr does the same job a
- * line at a time). A line's 'N' bytes are the only places a marker can start, so a
- * line without one is counted and skipped, and on the others the marker and any second
- * record on the line are found without scanning again. Then a dispatch on the first
- * byte of the message: only the few kinds of line that matter resolve their process
- * (prefix parse + hash lookup, cached per stream), and nothing is allocated per line.
+ * of its 'N' bytes followed by a 'C' (SSE2, the x86-64 baseline; elsewhere memchr does
+ * the same job a line at a time). A marker can only start at such a pair, so a line
+ * without one is counted and skipped, and a line with one pair that starts "NCCL INFO "
+ * holds one INFO record and nothing else: no search for a second. Its process comes
+ * from its prefix's bytes through two caches (the stream's last prefix, and a table of
+ * recent ones), so a prefix is parsed once, not once per line. Then a check of the
+ * first four bytes of the message: only the few kinds of line that matter go on to a
+ * recogniser, and nothing is allocated per line.
  * nccl-scan-internal.h says where the other stages live. */
 #include "nccl-scan-internal.h"
 
@@ -87,29 +89,58 @@ static const uint32_t msg_starts[64] = {
 	K4_ENTRY('I', 'n', 'i', 't'), K4_ENTRY('t', 'r', 'a', 'n'), K4_ENTRY('[', 'R', 'a', 'n'),
 };
 
-static inline bool msg_may_matter(const char *m, size_t n)
+/* Whether the message ends as a return trace does: " -> R", maybe a group after it
+ * ("[Async thread]", "(strerror)"), trailing blanks left out. A result of 0 is no error
+ * (NCCL traces only errors) and is read only on the socket transport's own lines (G17). */
+static inline bool ends_like_trace(const char *m, size_t n)
+{
+	size_t e = n, d;
+
+	while (e > 0 && (m[e - 1] == ' ' || m[e - 1] == '\t' || m[e - 1] == '\r'))
+		e--;
+	if (e > 0 && (m[e - 1] == ']' || m[e - 1] == ')')) {
+		char open = m[e - 1] == ']' ? '[' : '(';
+		size_t stop = e > 64 ? e - 64 : 0;
+		while (e > stop && m[e - 1] != open)
+			e--;
+		if (e < 2 || m[e - 1] != open || m[e - 2] != ' ')
+			return false;
+		e -= 2;
+	}
+	d = e;
+	while (d > 0 && is_digit(m[d - 1]))
+		d--;
+	if (d == e || d < 4 || memcmp(m + d - 4, " -> ", 4) != 0)
+		return false;
+	return !(e - d == 1 && m[d] == '0') || (n > 24 && memcmp(m, "transport/net_socket.cc:", 24) == 0);
+}
+
+/* What a message's first four bytes say: nothing a recogniser reads, a message for the
+ * dispatch below, or maybe a return trace (G17, G42, G43). A trace starts with the path
+ * of one of NCCL's files, none of which starts like the messages the dispatch reads,
+ * and is told by how it ends. */
+enum msg_kind { MSG_NONE = 0, MSG_READ, MSG_TRACE };
+
+static inline enum msg_kind msg_may_matter(const char *m, size_t n)
 {
 	const unsigned char *u = (const unsigned char *)m;
 	uint32_t k = K4(u[0], u[1], u[2], u[3]);
 
 	if (msg_starts[K4_SLOT(k)] != k)
-		return is_digit(m[0]);
-	/* Error traces name every file of NCCL; only the socket transport's is read. */
+		return ends_like_trace(m, n) ? MSG_TRACE : is_digit(m[0]) ? MSG_READ : MSG_NONE;
 	if (k == K4('t', 'r', 'a', 'n'))
-		return n > 24 && memcmp(m, "transport/net_socket.cc:", 24) == 0;
-	return true;
+		return ends_like_trace(m, n) ? MSG_TRACE : MSG_NONE;
+	return MSG_READ;
 }
 
 /* Which recogniser the text after "NCCL INFO " needs, if any: most lines need none,
  * so this stays next to scan_line (one call per line is measurable) and the
  * recognisers live in nccl-scan-msg.c. */
-static void msg_info(struct ll_ncclscan *s, struct ll_ncclscan_stream *st, struct ll_nccl_rank *r,
-		     const char *m, size_t n)
+static void msg_dispatch(struct ll_ncclscan *s, struct ll_ncclscan_stream *st, struct ll_nccl_rank *r,
+			 const char *m, size_t n)
 {
 	const char *via;
 
-	if (n < 4 || !msg_may_matter(m, n))
-		return;
 	switch (m[0]) {
 	case 'C':
 		if ((HAS(m, n, "Channel ") || HAS(m, n, "CollNet ")) && (via = find_via(m, n)))
@@ -162,6 +193,90 @@ static void msg_info(struct ll_ncclscan *s, struct ll_ncclscan_stream *st, struc
 	}
 }
 
+static inline void apply(struct ll_ncclscan *s, struct ll_ncclscan_stream *st, const struct hand *h)
+{
+	struct ll_nccl_rank *r;
+
+	switch (h->kind) {
+	case HAND_INFO:
+	case HAND_TRACE:
+	case HAND_COUNT:
+		/* Every process that printed counts, even with only lines that say nothing
+		 * about the network; the prefix cache keeps that cheap. */
+		r = ncclscan_record_rank(s, st, h->pre, h->npre, false);
+		r->n_lines += h->repeat;
+		if (h->cont != CONT_NONE)
+			st->cont_rank = r;
+		if (h->kind == HAND_INFO || (h->kind == HAND_TRACE && !ncclscan_msg_trace(st, r, h->m, h->n)))
+			msg_dispatch(s, st, r, h->m, h->n);
+		break;
+	case HAND_WARN:
+		ncclscan_msg_warn(s, st, ncclscan_prefixed_rank(s, st, h->pre, h->npre, true), h->m, h->n);
+		break;
+	case HAND_VERSION:
+		ncclscan_msg_version(s, ncclscan_prefixed_rank(s, st, h->pre, h->npre, false), h->m, h->n);
+		break;
+	case HAND_CONT:
+		ncclscan_msg_continuation(st, st->cont_rank, (enum cont_kind)h->cont, h->m, h->n);
+		break;
+	}
+}
+
+void ncclscan_apply(struct ll_ncclscan *s, struct ll_ncclscan_stream *st, const struct hand *h)
+{
+	apply(s, st, h);
+}
+
+/* A record for the recognisers: read now, or queued for the other thread. */
+static inline void hand(struct ll_ncclscan *s, struct ll_ncclscan_stream *st, enum hand_kind k, enum cont_kind c,
+			const char *pre, size_t npre, const char *m, size_t n)
+{
+	struct hand h = { .kind = k, .cont = c, .pre = pre, .npre = npre, .m = m, .n = n };
+
+	if (s->pipe)
+		ncclscan_pipe_push(&s->pipe_fill, s->pipe, st, &h);
+	else
+		apply(s, st, &h);
+}
+
+/* An INFO record (its prefix is `pre`): whether its message starts a list that may go
+ * on, wrapped, on the next lines (that decides how those lines are read, so the scanner
+ * says it from the text), and whether its first bytes say a recogniser reads it. */
+static inline void msg_info(struct ll_ncclscan *s, struct ll_ncclscan_stream *st, const char *pre, size_t npre,
+			    const char *m, size_t n)
+{
+	enum cont_kind k = CONT_NONE;
+	enum msg_kind mk = n < 4 ? MSG_NONE : msg_may_matter(m, n);
+
+	if (mk == MSG_NONE) {
+		hand(s, st, HAND_COUNT, CONT_NONE, pre, npre, NULL, 0);
+		return;
+	}
+	if (memcmp(m, "NET/", 4) == 0 && (k = ncclscan_msg_cont(s, m, n)) != CONT_NONE)
+		st->cont = k;
+	hand(s, st, mk == MSG_TRACE ? HAND_TRACE : HAND_INFO, k, pre, npre, m, n);
+}
+
+
+/* A marker-less line while a list may go on: true when it did. */
+static bool continuation(struct ll_ncclscan *s, struct ll_ncclscan_stream *st, const char *l, size_t n)
+{
+	size_t skip = ncclscan_continuation_prefix(l, n);
+	enum cont_kind k = st->cont;
+
+	l += skip;
+	n -= skip;
+	if (!ncclscan_continues(l, n)) {
+		st->cont = CONT_NONE;
+		return false;
+	}
+	/* A device list ends at its ";" or "OOB", interfaces at the first other line. */
+	if (k == CONT_IB_DEVICES && ncclscan_msg_continuation(NULL, NULL, k, l, n))
+		st->cont = CONT_NONE;
+	hand(s, st, HAND_CONT, k, NULL, 0, l, n);
+	return true;
+}
+
 /* One line (without its newline). */
 static void scan_line(struct ll_ncclscan *s, struct ll_ncclscan_stream *st, const char *l, size_t n)
 {
@@ -178,14 +293,13 @@ static void scan_line(struct ll_ncclscan *s, struct ll_ncclscan_stream *st, cons
 	m = find_marker(l, n, 0, &kind);
 	if (!m) {
 		size_t skip;
-		if (st->cont != CONT_NONE && n > 0) {
-			skip = ncclscan_continuation_prefix(l, n);
-			ncclscan_msg_continuation(st, l + skip, n - skip);
-		} else if (!st->marked && st->lineno <= SCAN_STRIPPED_LINES && n > 0 &&
-			   ncclscan_stripped_message(l, n, &skip)) {
+		if (st->cont != CONT_NONE && n > 0 && continuation(s, st, l, n))
+			return;
+		if (!st->marked && st->lineno <= SCAN_STRIPPED_LINES && n > 0 &&
+		    ncclscan_stripped_message(l, n, &skip)) {
 			/* A log whose NCCL prefixes and markers were removed: read it as long as
 			 * no marked record says the file is a normal one. */
-			msg_info(s, st, ncclscan_record_rank(s, st, l, 0, false), l + skip, n - skip);
+			msg_info(s, st, l, 0, l + skip, n - skip);
 		}
 		return;
 	}
@@ -203,18 +317,14 @@ static void scan_line(struct ll_ncclscan *s, struct ll_ncclscan_stream *st, cons
 			end--;
 		nmsg = (size_t)(end - msg);
 		if (kind == MARK_INFO) {
-			/* Every process that printed counts, even with only lines that say
-			 * nothing about the network; the prefix cache keeps that cheap. */
-			struct ll_nccl_rank *r = ncclscan_record_rank(s, st, rec, (size_t)(m - rec), false);
 			st->marked = true;
-			msg_info(s, st, r, msg, nmsg);
+			msg_info(s, st, rec, (size_t)(m - rec), msg, nmsg);
 		} else if (kind == MARK_WARN) {
 			st->marked = true;
-			ncclscan_msg_warn(s, st, rec, (size_t)(m - rec), msg, nmsg);
+			hand(s, st, HAND_WARN, CONT_NONE, rec, (size_t)(m - rec), msg, nmsg);
+		} else {
+			hand(s, st, HAND_VERSION, CONT_NONE, rec, (size_t)(m - rec), msg, nmsg);
 		}
-		else
-			ncclscan_msg_version(s, ncclscan_prefixed_rank(s, st, rec, (size_t)(m - rec), false),
-					     msg, nmsg);
 		if (!next)
 			break;
 		rec = end;
@@ -246,6 +356,11 @@ void ll_ncclscan_free(struct ll_ncclscan *s)
 		ncclscan_rank_free(s->ranks[i]);
 	free(s->ranks);
 	free(s->table);
+	free(s->prefix_cache);
+	if (s->list_ends)
+		for (size_t i = 0; i < LL_LIST_END_SLOTS; i++)
+			free(s->list_ends[i].text);
+	free(s->list_ends);
 	for (size_t i = 0; i < s->n_warnings; i++) {
 		free(s->warnings[i].file);
 		free(s->warnings[i].text);
@@ -270,7 +385,7 @@ struct ll_ncclscan_stream *ll_ncclscan_stream_new(struct ll_ncclscan *s, const c
 	struct ll_ncclscan_stream *st = ll_calloc(1, sizeof(*st));
 
 	st->file = ll_strdup(file ? file : "-");
-	st->last_tid = st->tid = -1;
+	st->tid = -1;
 	st->next = s->streams;
 	s->streams = st;
 	s->files++;
@@ -293,16 +408,36 @@ static void partial_add(struct ll_ncclscan *s, struct ll_ncclscan_stream *st, co
 	st->n_partial += n;
 }
 
-/* A complete line [l, e) whose first 'N' byte is at `first` and last at `last` (NULL: none).
- * Without any it cannot hold a marker: only a wrapped list or a stripped log
- * (nccl-scan-msg.c) reads such a line. When the first starts "NCCL INFO " just after the
- * stream's cached prefix and the last is the N of that INFO, it is the common line: one
- * INFO record of the last process, no other record after it, which goes straight to its
- * recogniser. Everything else takes scan_line. */
+/* Length of the message [m, e) without trailing blanks and CR. */
+static inline size_t trim_end(const char *m, const char *e)
+{
+	while (e > m && (e[-1] == '\r' || is_blank(e[-1])))
+		e--;
+	return (size_t)(e - m);
+}
+
+/* Whether "NCCL INFO " starts at p (10 bytes there): two loads, not a memcmp call. */
+static inline bool is_info_marker(const char *p)
+{
+	uint64_t w;
+	uint16_t t;
+
+	memcpy(&w, p, 8);
+	memcpy(&t, p + 8, 2);
+	return w == ((uint64_t)K4('N', 'C', 'C', 'L') | (uint64_t)K4(' ', 'I', 'N', 'F') << 32) &&
+	       t == (uint16_t)('O' | ' ' << 8);
+}
+
+/* A complete line [l, e) whose first "NC" byte pair is at `first` and last at `last`
+ * (NULL: none). A marker starts "NCCL ", so a line without such a pair cannot hold one:
+ * only a wrapped list or a stripped log (nccl-scan-msg.c) reads it. When the first
+ * pair starts "NCCL INFO " and is the only one, the line is the common one: one INFO
+ * record, no other record after it. Its prefix names its process through the prefix
+ * caches (nccl-scan-prefix.c), and its message goes straight to its recogniser.
+ * Everything else takes scan_line, which does the same for such a line. */
 static inline void line_done(struct ll_ncclscan *s, struct ll_ncclscan_stream *st, const char *l, const char *e,
 			     const char *first, const char *last, unsigned long *pending)
 {
-	struct ll_nccl_rank *r;
 	enum marker kind;
 
 	/* `pending`: lines counted but not yet added to st->lineno and s->lines; added before
@@ -313,27 +448,23 @@ static inline void line_done(struct ll_ncclscan *s, struct ll_ncclscan_stream *s
 				(*pending)++;
 				return;
 			}
-		} else if (st->marked && first - l == (ptrdiff_t)st->n_last_pre && e - first >= 14 &&
-			   memcmp(first, "NCCL INFO ", 10) == 0 && (r = st->last) &&
-			   same_bytes(l, st->last_pre, st->n_last_pre) &&
-			   (last == first + 6 || !find_marker(first + 10, (size_t)(e - first - 10), 1, &kind))) {
-			/* An 'N' after the one of INFO may start a second record ("... NCCL INFO ..."
-			 * run together): then scan_line splits the line. */
-			const char *msg = first + 10, *end = e;
+		} else if (e - first >= 14 && is_info_marker(first) &&
+			   (last == first || !find_marker(first + 10, (size_t)(e - first - 10), 1, &kind))) {
+			/* A second "NC" may start a second record ("... NCCL INFO ..." run
+			 * together): then scan_line splits the line. */
+			const char *msg = first + 10;
 
 			(*pending)++;
-			r->n_lines++;
-			/* Most messages start with nothing a recogniser reads: not even a call. */
-			if (!msg_may_matter(msg, (size_t)(e - msg)))
+			st->marked = true;
+			/* Most messages start with nothing a recogniser reads: they only count. */
+			if (!msg_may_matter(msg, (size_t)(e - msg))) {
+				hand(s, st, HAND_COUNT, CONT_NONE, l, (size_t)(first - l), NULL, 0);
 				return;
+			}
 			st->lineno += *pending;
 			s->lines += *pending;
 			*pending = 0;
-			st->tid = st->last_tid;
-			r->last_seen = s->now;
-			while (end > msg && (end[-1] == '\r' || is_blank(end[-1])))
-				end--;
-			msg_info(s, st, r, msg, (size_t)(end - msg));
+			msg_info(s, st, l, (size_t)(first - l), msg, trim_end(msg, e));
 			return;
 		}
 	}
@@ -344,16 +475,20 @@ static inline void line_done(struct ll_ncclscan *s, struct ll_ncclscan_stream *s
 }
 
 #if defined(__SSE2__)
-/* Bits of the 64 bytes at p equal to '\n' and to 'N'. */
+/* Bits of the 64 bytes at p equal to '\n', and of the 'N' bytes followed by a 'C'
+ * (p[64] is read: the caller makes sure it is there). */
 static inline __attribute__((always_inline)) void block_masks_sse2(const char *p, uint64_t *nl, uint64_t *nn)
 {
-	const __m128i cn = _mm_set1_epi8('\n'), cN = _mm_set1_epi8('N');
+	const __m128i cn = _mm_set1_epi8('\n'), cN = _mm_set1_epi8('N'), cC = _mm_set1_epi8('C');
 	uint64_t a = 0, b = 0;
 
 	for (int k = 0; k < 4; k++) {
 		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)(p + 16 * k));
+		__m128i w = _mm_loadu_si128((const __m128i *)(const void *)(p + 16 * k + 1));
 		a |= (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, cn)) << (16 * k);
-		b |= (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, cN)) << (16 * k);
+		b |= (uint64_t)(unsigned)_mm_movemask_epi8(
+			     _mm_and_si128(_mm_cmpeq_epi8(v, cN), _mm_cmpeq_epi8(w, cC)))
+		     << (16 * k);
 	}
 	*nl = a;
 	*nn = b;
@@ -363,18 +498,23 @@ static inline __attribute__((always_inline)) void block_masks_sse2(const char *p
 __attribute__((target("avx2"), always_inline)) static inline void block_masks_avx2(const char *p, uint64_t *nl,
 										  uint64_t *nn)
 {
-	const __m256i cn = _mm256_set1_epi8('\n'), cN = _mm256_set1_epi8('N');
+	const __m256i cn = _mm256_set1_epi8('\n'), cN = _mm256_set1_epi8('N'), cC = _mm256_set1_epi8('C');
 	__m256i a = _mm256_loadu_si256((const __m256i *)(const void *)p);
 	__m256i b = _mm256_loadu_si256((const __m256i *)(const void *)(p + 32));
+	__m256i a1 = _mm256_loadu_si256((const __m256i *)(const void *)(p + 1));
+	__m256i b1 = _mm256_loadu_si256((const __m256i *)(const void *)(p + 33));
 
 	*nl = (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(a, cn)) |
 	      (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(b, cn)) << 32;
-	*nn = (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(a, cN)) |
-	      (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(b, cN)) << 32;
+	*nn = (uint64_t)(uint32_t)_mm256_movemask_epi8(
+		      _mm256_and_si256(_mm256_cmpeq_epi8(a, cN), _mm256_cmpeq_epi8(a1, cC))) |
+	      (uint64_t)(uint32_t)_mm256_movemask_epi8(
+		      _mm256_and_si256(_mm256_cmpeq_epi8(b, cN), _mm256_cmpeq_epi8(b1, cC)))
+		      << 32;
 }
 #endif
 
-/* Keep where a line's first and last 'N' bytes are. */
+/* Keep where a line's first and last "NC" pairs are. */
 static inline __attribute__((always_inline)) void ns_add(const char **first, const char **last, const char *base,
 							 uint64_t bits)
 {
@@ -400,9 +540,10 @@ static inline __attribute__((always_inline)) const char *scan_lines_body(struct 
 		uint64_t nl, nn;
 		size_t len = (size_t)(end - c);
 		const char *blk = c;
-		char tail[64];
+		char tail[80];
 
-		if (len < 64) {
+		if (len <= 64) {
+			/* The last block, copied: the pair mask reads one byte past it. */
 			memset(tail, 0, sizeof(tail));
 			memcpy(tail, c, len);
 			blk = tail;
@@ -418,7 +559,7 @@ static inline __attribute__((always_inline)) const char *scan_lines_body(struct 
 		}
 		if (!nn && !first && nl && st->cont == CONT_NONE &&
 		    (st->marked || st->lineno + pending >= SCAN_STRIPPED_LINES)) {
-			/* No 'N' in the block and none pending: its lines hold no marker; count them. */
+			/* No "NC" in the block and none pending: its lines hold no marker; count them. */
 			pending += (unsigned)__builtin_popcountll(nl);
 			ls = c + 64 - __builtin_clzll(nl);
 			nl = 0;
@@ -439,8 +580,6 @@ static inline __attribute__((always_inline)) const char *scan_lines_body(struct 
 	}
 	st->lineno += pending;
 	s->lines += pending;
-	if (st->last)
-		st->last->last_seen = s->now; /* the lines the fast path gave it */
 	return ls;
 }
 

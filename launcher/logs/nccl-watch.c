@@ -244,7 +244,8 @@ static bool host_settled(const struct ll_nccl_host *h, double now, bool final)
 	double last = 0;
 	bool channels = false;
 
-	if (h->initialized || h->fallback)
+	/* A failed init (docs/logs.md, G42) is said as soon as it is seen, as a fallback is. */
+	if (h->initialized || h->fallback || h->init_failed)
 		return true;
 	if (h->transport == LL_NCCL_TRANSPORT_UNKNOWN)
 		return false;

@@ -18,12 +18,17 @@ run() {
 json() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(json.dumps(eval(sys.argv[2])))' "$WORK/out" "$1"; }
 want_json() { local got; got=$(json "$1"); [ "$got" = "$2" ] || fail "$3: $1 = $got, want $2"; }
 
-# --- text output, exactly -------------------------------------------------------
+# --- text output, exactly: every NAME.expected beside its log NAME.log or directory NAME ---
 cd "$FX"
-run 0 job-ib-gdr
-diff -u job-ib-gdr.expected "$WORK/out" || fail "text output of job-ib-gdr"
-run 1 mpirun-roce-one-node-sockets.log
-diff -u mpirun-roce-one-node-sockets.expected "$WORK/out" || fail "text output of mpirun-roce-one-node-sockets.log"
+for want in *.expected; do
+	case=${want%.expected}
+	[ -d "$case" ] || case=$case.log
+	[ -e "$case" ] || fail "$want has no log beside it"
+	rc=0
+	"$LLMLAUNCH" logs "$case" >"$WORK/out" 2>"$WORK/err" || rc=$?
+	[ "$rc" = 0 ] || [ "$rc" = 1 ] || { cat "$WORK/err" >&2; fail "logs $case exited $rc"; }
+	diff -u "$want" "$WORK/out" || fail "text output of $case"
+done
 
 # --- JSON ---------------------------------------------------------------------------
 run 0 --json job-ib-gdr
@@ -48,6 +53,22 @@ run 0 --json timestamps-wrapped.log
 want_json '(d["transport"], d["plugin"], d["gdr"])' '["IB", "IBext_v8", true]' timestamps
 want_json 'len(d["hosts"][0]["devices"])' '8' timestamps
 want_json 'd["nccl_version"]' '"2.23.4+cuda12.6"' timestamps
+
+# A communicator init that failed is the host's verdict (G42): its cause and its lines.
+run 1 --json init-failed
+want_json '(d["hosts_init_failed"], d["hosts_unknown"], d["error"])' '[1, 0, true]' init-failed
+want_json '[(h["host"], h["init_failed"]) for h in d["hosts"]]' '[["gpu01", false], ["gpu02", true]]' init-failed
+want_json 'd["hosts"][1]["init_failure"]' '"Call to ibv_modify_qp failed with error Connection timed out errno 110"' init-failed
+want_json '(d["hosts"][1]["init_failure_cause"]["line"], d["hosts"][1]["init_failure_trace"]["text"])' '[12, "init.cc:1263 -> 2"]' init-failed
+want_json 'd["hosts"][1]["ranks"][0]["init_failure_trace"]["file"].split("/nccl/")[-1]' '"init-failed/nccl.gpu02.5201"' init-failed
+# NCCL 2.30.7's WARN prefix names the function: the WARN still belongs to its process.
+run 1 --json init-failed-nccl2.30.7.log
+want_json '(d["warnings"][0]["host"], d["hosts"][0]["init_failure_cause"]["line"])' '["node7", 10]' nccl2.30.7
+# aws-ofi-nccl's own lines (G6, G25, G26).
+run 0 --json ofi-gdr-disabled.log
+want_json '[(h["transport"], h["plugin"], h["gdr"]) for h in d["hosts"]]' \
+	'[["plugin", "AWS Libfabric", false], ["plugin", "Libfabric", null]]' ofi
+want_json 'd["hosts"][0]["ranks"][0]["ofi"]' '{"version": "1.11.0-aws", "provider": "efa", "nics": 4}' ofi
 
 run 1 --json torchrun-tee
 want_json '(d["transport"], d["fallback"], d["fallback_reason"])' \
@@ -95,12 +116,12 @@ grep -q 'no NCCL lines found' "$WORK/out" || fail "nothing-found message"
 if [ -n "${LL_REALDATA:-}" ] && [ -d "$LL_REALDATA/nccl_logs" ]; then
 	# The weakest transport wins; the 2026 set holds a host with no network at all.
 	run 1 --json "$LL_REALDATA/nccl_logs"
-	want_json '[d["files"], d["transport"], d["fallback"], d["warnings_total"], len(d["hosts"]), d["hosts_unknown"]]' \
-		'[18, "Socket", true, 16, 41, 4]' nccl_logs
+	want_json '[d["files"], d["transport"], d["fallback"], d["warnings_total"], len(d["hosts"]), d["hosts_unknown"], d["hosts_init_failed"]]' \
+		'[18, "Socket", true, 16, 41, 4, 2]' nccl_logs
 	if [ -d "$LL_REALDATA/nccl_logs_2026" ]; then
 		run 1 --json "$LL_REALDATA/nccl_logs_2026"
-		want_json '[d["files"], d["transport"], d["fallback"], d["warnings_total"], len(d["hosts"]), d["hosts_unknown"]]' \
-			'[50, "none", true, 21, 65, 23]' nccl_logs_2026
+		want_json '[d["files"], d["transport"], d["fallback"], d["warnings_total"], len(d["hosts"]), d["hosts_unknown"], d["hosts_init_failed"]]' \
+			'[50, "none", true, 21, 65, 20, 4]' nccl_logs_2026
 	fi
 else
 	echo "LL_REALDATA/nccl_logs not present: real logs skipped (fixtures checked)" >&2

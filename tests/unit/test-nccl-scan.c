@@ -714,6 +714,32 @@ static void test_watch_poll(void **state)
 	rmdir(dir);
 }
 
+/* A node whose init failed is said at once, in the words of `logs`, not when the job
+ * ends. */
+static void test_watch_init_failed(void **state)
+{
+	struct watch_case c;
+	char *out = NULL;
+	size_t n_out = 0;
+
+	(void)state;
+	watch_start(&c, "nccl.n3.8", LL_NET_EXPECT_ANY, LL_FALLBACK_WARN);
+	fclose(c.out);
+	c.out = open_memstream(&out, &n_out);
+	append(c.file, "\n"
+		       "n3:8:9 [0] misc/ibvwrap.cc:206 NCCL WARN Call to ibv_create_qp failed with error Cannot allocate "
+		       "memory errno 12\n"
+		       "n3:8:9 [0] NCCL INFO transport/net_ib.cc:1010 -> 2\n"
+		       "n3:8:9 [0] NCCL INFO init.cc:1263 -> 2\n");
+	assert_int_equal(ll_ncclwatch_poll(c.w, c.out), 0);
+	fflush(c.out);
+	assert_non_null(out);
+	assert_non_null(strstr(out, "NCCL init failed on n3: Call to ibv_create_qp failed with error Cannot allocate "
+				    "memory errno 12\n"));
+	watch_end(&c);
+	free(out);
+}
+
 static void test_watch_stop(void **state)
 {
 	struct watch_case c;
@@ -835,6 +861,265 @@ static void test_communicators(void **state)
 	}
 }
 
+/* ---- failed init, aws-ofi-nccl, WARN prefixes ---------------------------------- */
+
+/* G42, G43: an error that returns through init.cc before any Init COMPLETE is its
+ * host's verdict, with its first WARN (or where it began) as the cause; one after Init
+ * COMPLETE (a teardown), or through group.cc's preconnect only, is none. */
+static void test_init_failed(void **state)
+{
+	_cleanup_(ll_ncclscan_freep) struct ll_ncclscan *s1 = NULL, *s2 = NULL, *s3 = NULL, *s4 = NULL;
+	_cleanup_free_ char *sum = NULL;
+	const struct ll_nccl_verdict *v;
+	const struct ll_nccl_host *h;
+
+	(void)state;
+	s1 = scan_text(LL_NET_EXPECT_ANY,
+		       "n1:10:10 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/RoCE ; OOB eth0:198.51.100.1<0>\n"
+		       "n1:10:10 [0] NCCL INFO Using network IB\n"
+		       "\n"
+		       "n1:10:20 [0] misc/ibvwrap.cc:284 NCCL WARN Call to ibv_modify_qp failed with error No such device\n"
+		       "n1:10:20 [0] NCCL INFO transport/net_ib.cc:395 -> 2\n"
+		       "n1:10:20 [0] NCCL INFO init.cc:300 -> 2\n"
+		       "n1:10:20 [0] NCCL INFO group.cc:73 -> 2 [Async thread]\n");
+	v = ll_ncclscan_result(s1);
+	h = host_named(v, "n1");
+	assert_true(h->init_failed);
+	assert_false(h->unknown);
+	assert_int_equal(v->hosts_init_failed, 1);
+	assert_true(v->error);
+	assert_string_equal(h->init_failure, "Call to ibv_modify_qp failed with error No such device");
+	assert_int_equal(h->init_cause->line, 4);
+	assert_int_equal(h->init_trace->line, 6);
+	assert_string_equal(h->init_trace->text, "init.cc:300 -> 2");
+	assert_int_equal(h->transport, T_ROCE); /* kept, as evidence */
+	sum = summary(h);
+	assert_string_equal(sum, "NCCL init failed on n1: Call to ibv_modify_qp failed with error No such device");
+
+	/* No WARN: where the error began, in NCCL's words for its result. 2.30.7 names the
+	 * function in each trace line. */
+	s2 = scan_text(LL_NET_EXPECT_ANY,
+		       "n2:11:11 [3] NCCL INFO transport/net_ib.cc:282 (ncclIbGetGidIndex) -> 2\n"
+		       "n2:11:11 [3] NCCL INFO init.cc:1565 (initTransportsRank) -> 2\n");
+	v = ll_ncclscan_result(s2);
+	h = host_named(v, "n2");
+	assert_true(h->init_failed);
+	assert_string_equal(h->init_failure, "NCCL error 2 (unhandled system error) at transport/net_ib.cc:282");
+	assert_int_equal(h->init_cause->line, 1);
+
+	/* After Init COMPLETE init.cc tears communicators down: no failed init. A P2P
+	 * preconnect that fails returns through group.cc, not init.cc: none either. */
+	s3 = scan_text(LL_NET_EXPECT_ANY,
+		       "n3:12:12 [0] NCCL INFO comm 0x5501 rank 0 nranks 2 cudaDev 0 busId 1b000 - Init COMPLETE\n"
+		       "\n"
+		       "n3:12:12 [0] include/alloc.h:178 NCCL WARN Cuda failure 'driver shutting down'\n"
+		       "n3:12:12 [0] NCCL INFO init.cc:1402 -> 1\n"
+		       "n4:13:40 [5] NCCL INFO transport/net.cc:223 -> 2\n"
+		       "n4:13:40 [5] NCCL INFO group.cc:137 -> 2 [Async thread]\n");
+	v = ll_ncclscan_result(s3);
+	assert_false(host_named(v, "n3")->init_failed);
+	assert_false(host_named(v, "n4")->init_failed);
+	assert_int_equal(v->hosts_init_failed, 0);
+
+	/* A trace through a file that only ends in "init.cc" is not init.cc. */
+	s4 = scan_text(LL_NET_EXPECT_ANY, "n5:14:14 [0] NCCL INFO plugin_init.cc:40 -> 2\n");
+	v = ll_ncclscan_result(s4);
+	assert_false(host_named(v, "n5")->init_failed);
+}
+
+/* G6, G25, G26: aws-ofi-nccl's own lines name it, its provider line makes it the
+ * network (named as NCCL names it, by version), its GDR line turns GDR off. */
+static void test_ofi(void **state)
+{
+	_cleanup_(ll_ncclscan_freep) struct ll_ncclscan *s = NULL;
+	_cleanup_free_ char *a = NULL, *b = NULL, *c = NULL;
+	const struct ll_nccl_verdict *v;
+	const struct ll_nccl_host *h;
+
+	(void)state;
+	s = scan_text(LL_NET_EXPECT_ANY,
+		      "e1:1:2 [0] NCCL INFO NET/OFI Initializing aws-ofi-nccl 1.11.0-aws\n"
+		      "e1:1:2 [0] NCCL INFO NET/OFI Could not disable CUDA API usage for HMEM, disabling GDR\n"
+		      "e1:1:2 [0] NCCL INFO NET/OFI Selected Provider is efa (found 4 nics)\n"
+		      "e2:1:2 [0] NCCL INFO NET/OFI Initializing aws-ofi-nccl 1.13.0-aws\n"
+		      "e2:1:2 [0] NCCL INFO NET/OFI Selected provider is efa, fabric is efa-direct (found 16 nics)\n"
+		      "e3:1:2 [0] NCCL INFO NET/OFI No NIC info for dev 0\n"
+		      "e4:1:2 [0] register_mr_buffers:465 NCCL WARN NET/OFI Unable to register memory\n"
+		      "e5:1:2 [0] NCCL INFO NET/OFI Selected Provider is tcp\n");
+	v = ll_ncclscan_result(s);
+	h = host_named(v, "e1");
+	assert_int_equal(h->transport, T_PLUG);
+	assert_string_equal(h->plugin, "AWS Libfabric"); /* 1.12 and older */
+	assert_int_equal(h->gdr, 0);
+	assert_string_equal(h->ranks[0]->ofi_version, "1.11.0-aws");
+	assert_string_equal(h->ranks[0]->ofi_provider, "efa");
+	assert_int_equal(h->ranks[0]->ofi_nics, 4);
+	a = summary(h);
+	assert_string_equal(a, "NCCL on e1: AWS Libfabric (aws-ofi-nccl 1.11.0-aws, provider efa), GPUDirect RDMA off");
+	h = host_named(v, "e2");
+	assert_string_equal(h->plugin, "Libfabric"); /* 1.13.0 renamed it */
+	assert_int_equal(h->ranks[0]->ofi_nics, 16);
+	assert_int_equal(h->gdr, -1);
+	h = host_named(v, "e3");
+	assert_true(h->unknown);
+	assert_true(h->ranks[0]->ofi);
+	b = summary(h);
+	assert_string_equal(b, "NCCL on e3: unknown transport (aws-ofi-nccl loaded), GPUDirect RDMA unknown");
+	assert_true(host_named(v, "e4")->ranks[0]->ofi); /* its WARN */
+	h = host_named(v, "e5");
+	assert_string_equal(h->plugin, "aws-ofi-nccl"); /* no version printed */
+	assert_int_equal(h->ranks[0]->ofi_nics, -1);
+	c = summary(h);
+	assert_string_equal(c, "NCCL on e5: aws-ofi-nccl (provider tcp), GPUDirect RDMA unknown");
+}
+
+/* A WARN's prefix: NCCL 2.30.7's "file.cc:NN (func)" and a C++ plugin's signature with
+ * blanks still name the process. */
+static void test_warn_prefix_func(void **state)
+{
+	_cleanup_(ll_ncclscan_freep) struct ll_ncclscan *s = NULL;
+	const struct ll_nccl_verdict *v;
+
+	(void)state;
+	s = scan_text(LL_NET_EXPECT_ANY,
+		      "w1:21:22 [1] misc/ibvwrap.cc:376 (wrap_ibv_modify_qp) NCCL WARN Call to ibv_modify_qp failed\n"
+		      "w2:31:32 [2] int nccl_net_ofi_rdma_domain_t::reg_mr(void*, size_t):812 NCCL WARN NET/OFI Unable\n");
+	v = ll_ncclscan_result(s);
+	assert_int_equal(v->n_warnings, 2);
+	assert_string_equal(v->warnings[0].host, "w1");
+	assert_int_equal(v->warnings[0].pid, 21);
+	assert_string_equal(v->warnings[1].host, "w2");
+	assert_int_equal(v->warnings[1].pid, 31);
+	assert_int_equal(host_named(v, "w1")->ranks[0]->cuda_dev, 1);
+	assert_true(host_named(v, "w2")->ranks[0]->ofi);
+}
+
+/* ---- one thread or two: the same verdict ------------------------------------------- */
+
+static void dump_proof(struct ll_buf *b, const char *what, const struct ll_nccl_proof *p)
+{
+	ll_buf_addf(b, " %s=", what);
+	ll_nccl_proof_describe(p, b);
+}
+
+/* Everything a verdict holds, as text. */
+static void dump(const struct ll_nccl_verdict *v, struct ll_buf *b)
+{
+	ll_buf_addf(b, "t=%d p=%s g=%d fb=%d %s v=%s hosts=%zu unk=%zu init=%zu files=%lu lines=%lu w=%lu/%zu err=%d\n",
+		    v->transport, v->plugin ? v->plugin : "-", v->gdr, v->fallback,
+		    v->fallback_reason ? v->fallback_reason : "-", v->version ? v->version : "-", v->n_hosts,
+		    v->hosts_unknown, v->hosts_init_failed, v->files, v->lines, v->warnings_total, v->n_warnings,
+		    v->error);
+	for (int c = 0; c < LL_NCCL_WARN_CLASS_COUNT; c++)
+		ll_buf_addf(b, " %lu", v->warnings_by_class[c]);
+	for (size_t i = 0; i < v->n_hosts; i++) {
+		const struct ll_nccl_host *h = &v->hosts[i];
+		ll_buf_add(b, "\nH ");
+		ll_nccl_host_summary(h, b);
+		dump_proof(b, "fc", h->fallback_cause);
+		dump_proof(b, "fv", h->fallback_via);
+		dump_proof(b, "ic", h->init_cause);
+		dump_proof(b, "it", h->init_trace);
+		for (size_t k = 0; k < h->n_ranks; k++) {
+			const struct ll_nccl_rank *r = h->ranks[k];
+			ll_buf_addf(b, "\n R %ld dev=%d rank=%d/%d %s %s net=%s ch=%s pl=%s nn=%s bs=%s ofi=%s/%s/%d t=%d g=%d "
+				       "nc=%lu/%lu/%lu lines=%lu w=%lu ic=%d devs=%zu ifs=%zu comms=%zu",
+				    r->pid, r->cuda_dev, r->rank, r->nranks, r->file, r->version ? r->version : "-",
+				    r->network ? r->network : "-", r->channel_net ? r->channel_net : "-",
+				    r->plugin_loaded ? r->plugin_loaded : "-", r->net_named ? r->net_named : "-",
+				    r->bootstrap ? r->bootstrap : "-", r->ofi_version ? r->ofi_version : "-",
+				    r->ofi_provider ? r->ofi_provider : "-", r->ofi_nics, r->transport, r->gdr,
+				    r->net_channels, r->gdr_channels, r->socket_channels, r->n_lines, r->n_warnings,
+				    r->init_complete, r->n_devices, r->n_socket_ifs, r->n_comms);
+			for (size_t d = 0; d < r->n_devices; d++)
+				ll_buf_addf(b, " %s:%d/%d", r->devices[d].name, r->devices[d].port, r->devices[d].kind);
+			for (size_t d = 0; d < r->n_socket_ifs; d++)
+				ll_buf_addf(b, " %s", r->socket_ifs[d]);
+			for (size_t c = 0; c < r->n_comms; c++)
+				ll_buf_addf(b, " [%s %s %d %lu %lu %lu %lu]", r->comms[c].id ? r->comms[c].id : "-",
+					    r->comms[c].ptr ? r->comms[c].ptr : "-", r->comms[c].rank,
+					    r->comms[c].net_channels, r->comms[c].p2p_channels, r->comms[c].shm_channels,
+					    r->comms[c].nvls_channels);
+		}
+	}
+	for (size_t i = 0; i < v->n_comms; i++) {
+		ll_buf_add(b, "\nC ");
+		ll_nccl_comm_summary(&v->comms[i], b);
+	}
+	for (size_t i = 0; i < v->n_warnings; i++)
+		ll_buf_addf(b, "\nW %s:%lu %d %s %ld %s", v->warnings[i].file, v->warnings[i].line, v->warnings[i].cls,
+			    v->warnings[i].host ? v->warnings[i].host : "-", v->warnings[i].pid, v->warnings[i].text);
+}
+
+static char *verdict_with(const char *path, unsigned threads)
+{
+	_cleanup_(ll_ncclscan_freep) struct ll_ncclscan *s = ll_ncclscan_new(LL_NET_EXPECT_ANY);
+	struct ll_buf b;
+
+	ll_ncclscan_set_threads(s, threads, 0);
+	assert_int_equal(ll_ncclscan_path(s, path, NULL), 0);
+	ll_buf_init(&b);
+	dump(ll_ncclscan_result(s), &b);
+	return b.s;
+}
+
+static void same_verdict(const char *path)
+{
+	_cleanup_free_ char *one = verdict_with(path, 1), *two = verdict_with(path, 2);
+
+	if (strcmp(one, two) != 0)
+		fail_msg("%s: one thread and two differ:\n%s\n----\n%s", path, one, two);
+}
+
+/* Every fixture and real log, and a file of every real log's NCCL lines many times over
+ * (so that the queue between the threads fills and waits): the same verdict. */
+static void test_threads_same_verdict(void **state)
+{
+	const char *fx = getenv("LL_FIXTURES"), *real = getenv("LL_REALDATA");
+	const char *dirs[] = { "nccl", "nccl/grammar", "nccl/job-ib-gdr", "nccl/torchrun-tee", "nccl/init-failed" };
+	char tmpl[] = "/tmp/ll-nccl-threads-XXXXXX";
+	int fd;
+
+	(void)state;
+	assert_non_null(fx);
+	for (size_t d = 0; d < LL_ARRAY_SIZE(dirs); d++) {
+		_cleanup_free_ char *dir = ll_asprintf("%s/%s", fx, dirs[d]);
+		same_verdict(dir);
+	}
+	if (!real || access(real, R_OK) != 0)
+		return;
+	for (int k = 0; k < 2; k++) {
+		_cleanup_free_ char *dir = ll_asprintf("%s/%s", real, k ? "nccl_logs_2026" : "nccl_logs");
+		struct ll_buf all;
+		FILE *f;
+
+		if (access(dir, R_OK) != 0)
+			continue;
+		same_verdict(dir);
+		/* Every file of the directory, one after another, 40 times. */
+		ll_buf_init(&all);
+		{
+			_cleanup_free_ char *cmd = ll_asprintf("cat '%s'/*", dir);
+			char chunk[4096];
+			size_t got;
+			f = popen(cmd, "r");
+			assert_non_null(f);
+			while ((got = fread(chunk, 1, sizeof(chunk), f)) > 0)
+				ll_buf_addn(&all, chunk, got);
+			pclose(f);
+		}
+		fd = mkstemp(tmpl);
+		assert_true(fd >= 0);
+		for (int i = 0; i < 40; i++)
+			assert_int_equal(write(fd, all.s, all.len), (ssize_t)all.len);
+		close(fd);
+		same_verdict(tmpl);
+		unlink(tmpl);
+		strcpy(tmpl, "/tmp/ll-nccl-threads-XXXXXX");
+		ll_buf_release(&all);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -853,10 +1138,15 @@ int main(void)
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_expect_from_plan),
 		cmocka_unit_test(test_watch_poll),
+		cmocka_unit_test(test_watch_init_failed),
 		cmocka_unit_test(test_watch_stop),
 		cmocka_unit_test(test_watch_init_socket_line_never_stops),
 		cmocka_unit_test(test_watch_stop_names_lines),
 		cmocka_unit_test(test_communicators),
+		cmocka_unit_test(test_init_failed),
+		cmocka_unit_test(test_ofi),
+		cmocka_unit_test(test_warn_prefix_func),
+		cmocka_unit_test(test_threads_same_verdict),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
