@@ -319,11 +319,34 @@ static inline const char *find_via(const char *m, size_t n)
 
 /* ---- nccl-scan-prefix.c --------------------------------------------------------- */
 
+/* What a prefix the cache does not hold names: parsed, and put in the cache (`hash`:
+ * its ncclscan_hash(), seeded with `warn`). Sets st->last_slot. */
+const struct prefix_slot *ncclscan_prefix_miss(struct ll_ncclscan *s, struct ll_ncclscan_stream *st,
+					       const char *pre, size_t npre, bool warn, uint64_t hash);
 /* The cache slot that says what the prefix `pre` (`npre` bytes) names, parsing it on a
  * miss; `warn`: a WARN record, whose prefix ends in `file.cc:NN`. The slot is valid
- * until the next lookup. Sets st->last_slot. */
-const struct prefix_slot *ncclscan_prefix_lookup(struct ll_ncclscan *s, struct ll_ncclscan_stream *st,
-						 const char *pre, size_t npre, bool warn);
+ * until the next lookup. Sets st->last_slot. Two slots per hash, the one used last
+ * first: a few prefixes that share a slot do not push each other out. A hit is read
+ * here, inline: the out-of-line parse would make every call save and restore the
+ * registers it needs (a quarter of a hit's cost). */
+static inline const struct prefix_slot *ncclscan_prefix_lookup(struct ll_ncclscan *s, struct ll_ncclscan_stream *st,
+							       const char *pre, size_t npre, bool warn)
+{
+	uint64_t hash = 0;
+
+	if (npre <= LL_PREFIX_CACHE_BYTES) {
+		hash = ncclscan_hash(pre, npre, warn);
+		if (s->prefix_cache) {
+			struct prefix_slot *e = &s->prefix_cache[hash & (LL_PREFIX_CACHE_SLOTS - 2)];
+			for (int k = 0; k < 2; k++, e++)
+				if (e->hash == hash && e->len == npre && e->warn == warn && same_bytes(e->bytes, pre, npre)) {
+					st->last_slot = e;
+					return e;
+				}
+		}
+	}
+	return ncclscan_prefix_miss(s, st, pre, npre, warn, hash);
+}
 static inline const struct prefix_slot *ncclscan_prefix_slot(struct ll_ncclscan *s, struct ll_ncclscan_stream *st,
 							     const char *pre, size_t npre, bool warn)
 {

@@ -248,27 +248,8 @@ static bool parse_prefix(const char *p, size_t n, bool warn, struct nccl_prefix 
  * over and over: what a prefix names is remembered by its bytes (and whether it ends a
  * WARN's `file:NN`), so that it is parsed once, not once per line. What parsing gives
  * depends on the bytes alone (a prefix that does not parse is kept as such), and a hit
- * does what parsing them again would: the cache changes no verdict. */
-static inline uint64_t prefix_hash(const char *p, size_t n, bool warn)
-{
-	return ncclscan_hash(p, n, warn);
-}
-
-/* Two slots per hash, the one used last first: a few prefixes that share a slot do
- * not push each other out. */
-static struct prefix_slot *cache_find(struct ll_ncclscan *s, const char *pre, size_t npre, bool warn,
-				      uint64_t hash)
-{
-	struct prefix_slot *e;
-
-	if (!s->prefix_cache)
-		return NULL;
-	e = &s->prefix_cache[hash & (LL_PREFIX_CACHE_SLOTS - 2)];
-	for (int k = 0; k < 2; k++, e++)
-		if (e->hash == hash && e->len == npre && e->warn == warn && same_bytes(e->bytes, pre, npre))
-			return e;
-	return NULL;
-}
+ * does what parsing them again would: the cache changes no verdict. The lookup is
+ * ncclscan_prefix_lookup() (nccl-scan-internal.h); a miss comes here. */
 
 /* Remember what `pre` parsed as (`px` NULL: it did not parse). */
 static struct prefix_slot *cache_put(struct ll_ncclscan *s, const char *pre, size_t npre, bool warn, uint64_t hash,
@@ -293,20 +274,12 @@ static struct prefix_slot *cache_put(struct ll_ncclscan *s, const char *pre, siz
 	return e;
 }
 
-const struct prefix_slot *ncclscan_prefix_lookup(struct ll_ncclscan *s, struct ll_ncclscan_stream *st,
-						 const char *pre, size_t npre, bool warn)
+const struct prefix_slot *ncclscan_prefix_miss(struct ll_ncclscan *s, struct ll_ncclscan_stream *st,
+					       const char *pre, size_t npre, bool warn, uint64_t hash)
 {
 	struct nccl_prefix px;
 	struct prefix_slot *e;
-	uint64_t hash = 0;
 
-	if (npre <= LL_PREFIX_CACHE_BYTES) {
-		hash = prefix_hash(pre, npre, warn);
-		if ((e = cache_find(s, pre, npre, warn, hash))) {
-			st->last_slot = e;
-			return e;
-		}
-	}
 	if (!parse_prefix(pre, npre, warn, &px))
 		e = cache_put(s, pre, npre, warn, hash, NULL, NULL);
 	else

@@ -222,31 +222,40 @@ static inline void apply(struct ll_ncclscan *s, struct ll_ncclscan_stream *st, c
 	}
 }
 
-void ncclscan_apply(struct ll_ncclscan *s, struct ll_ncclscan_stream *st, const struct hand *h)
+__attribute__((noinline)) void ncclscan_apply(struct ll_ncclscan *s, struct ll_ncclscan_stream *st,
+					      const struct hand *h)
 {
 	apply(s, st, h);
 }
 
-/* A record for the recognisers: read now, or queued for the other thread. */
-static inline void hand(struct ll_ncclscan *s, struct ll_ncclscan_stream *st, enum hand_kind k, enum cont_kind c,
-			const char *pre, size_t npre, const char *m, size_t n)
+/* A record for the recognisers: read now, or queued for the other thread. Inline in
+ * the scanner's loop, with the recognisers' side out of it: the compiler would
+ * otherwise weigh the whole of apply() and may keep this call out of the loop. */
+static inline __attribute__((always_inline)) void hand(struct ll_ncclscan *s, struct ll_ncclscan_stream *st,
+						       enum hand_kind k, enum cont_kind c, const char *pre,
+						       size_t npre, const char *m, size_t n)
 {
 	struct hand h = { .kind = k, .cont = c, .pre = pre, .npre = npre, .m = m, .n = n };
 
 	if (s->pipe)
 		ncclscan_pipe_push(&s->pipe_fill, s->pipe, st, &h);
 	else
-		apply(s, st, &h);
+		ncclscan_apply(s, st, &h);
 }
 
 /* An INFO record (its prefix is `pre`): whether its message starts a list that may go
  * on, wrapped, on the next lines (that decides how those lines are read, so the scanner
  * says it from the text), and whether its first bytes say a recogniser reads it. */
-static inline void msg_info(struct ll_ncclscan *s, struct ll_ncclscan_stream *st, const char *pre, size_t npre,
-			    const char *m, size_t n)
+static inline enum msg_kind msg_kind_of(const char *m, size_t n)
+{
+	return n < 4 ? MSG_NONE : msg_may_matter(m, n);
+}
+
+/* msg_info() for a message whose msg_kind_of() the caller knows. */
+static inline void msg_info_as(struct ll_ncclscan *s, struct ll_ncclscan_stream *st, const char *pre, size_t npre,
+			       const char *m, size_t n, enum msg_kind mk)
 {
 	enum cont_kind k = CONT_NONE;
-	enum msg_kind mk = n < 4 ? MSG_NONE : msg_may_matter(m, n);
 
 	if (mk == MSG_NONE) {
 		hand(s, st, HAND_COUNT, CONT_NONE, pre, npre, NULL, 0);
@@ -255,6 +264,12 @@ static inline void msg_info(struct ll_ncclscan *s, struct ll_ncclscan_stream *st
 	if (memcmp(m, "NET/", 4) == 0 && (k = ncclscan_msg_cont(s, m, n)) != CONT_NONE)
 		st->cont = k;
 	hand(s, st, mk == MSG_TRACE ? HAND_TRACE : HAND_INFO, k, pre, npre, m, n);
+}
+
+static inline void msg_info(struct ll_ncclscan *s, struct ll_ncclscan_stream *st, const char *pre, size_t npre,
+			    const char *m, size_t n)
+{
+	msg_info_as(s, st, pre, npre, m, n, msg_kind_of(m, n));
 }
 
 
@@ -453,18 +468,20 @@ static inline void line_done(struct ll_ncclscan *s, struct ll_ncclscan_stream *s
 			/* A second "NC" may start a second record ("... NCCL INFO ..." run
 			 * together): then scan_line splits the line. */
 			const char *msg = first + 10;
+			size_t nmsg = trim_end(msg, e);
+			enum msg_kind mk = msg_kind_of(msg, nmsg);
 
 			(*pending)++;
 			st->marked = true;
 			/* Most messages start with nothing a recogniser reads: they only count. */
-			if (!msg_may_matter(msg, (size_t)(e - msg))) {
+			if (mk == MSG_NONE) {
 				hand(s, st, HAND_COUNT, CONT_NONE, l, (size_t)(first - l), NULL, 0);
 				return;
 			}
 			st->lineno += *pending;
 			s->lines += *pending;
 			*pending = 0;
-			msg_info(s, st, l, (size_t)(first - l), msg, trim_end(msg, e));
+			msg_info_as(s, st, l, (size_t)(first - l), msg, nmsg, mk);
 			return;
 		}
 	}
