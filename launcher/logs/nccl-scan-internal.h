@@ -317,6 +317,33 @@ static inline const char *find_via(const char *m, size_t n)
 	return NULL;
 }
 
+/* The end of an NCCL return trace in m[0..e): " -> R", maybe a group after it
+ * (" [Async thread]", " (Connection refused)") whose opening is at most `max_group`
+ * bytes back. True with the digits of R at m[*digits..*end); the scanner's test and the
+ * recogniser's parse read the same shape. */
+static inline bool trace_tail(const char *m, size_t e, size_t max_group, size_t *digits, size_t *end)
+{
+	size_t d;
+
+	if (e > 0 && (m[e - 1] == ']' || m[e - 1] == ')')) {
+		char open = m[e - 1] == ']' ? '[' : '(';
+		size_t stop = e > max_group ? e - max_group : 0;
+		while (e > stop && m[e - 1] != open)
+			e--;
+		if (e < 2 || m[e - 1] != open || m[e - 2] != ' ')
+			return false;
+		e -= 2;
+	}
+	d = e;
+	while (d > 0 && is_digit(m[d - 1]))
+		d--;
+	if (d == e || d < 4 || memcmp(m + d - 4, " -> ", 4) != 0)
+		return false;
+	*digits = d;
+	*end = e;
+	return true;
+}
+
 /* ---- nccl-scan-prefix.c --------------------------------------------------------- */
 
 /* What a prefix the cache does not hold names: parsed, and put in the cache (`hash`:

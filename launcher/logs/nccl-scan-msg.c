@@ -828,19 +828,7 @@ static bool parse_trace(const char *m, size_t n, struct trace *t)
 {
 	size_t e = n, d;
 
-	/* A group after the result: " [Async thread]", " (Connection refused)". */
-	if (e > 0 && (m[e - 1] == ']' || m[e - 1] == ')')) {
-		char open = m[e - 1] == ']' ? '[' : '(';
-		while (e > 0 && m[e - 1] != open)
-			e--;
-		if (e < 2 || m[e - 2] != ' ')
-			return false;
-		e -= 2;
-	}
-	d = e;
-	while (d > 0 && is_digit(m[d - 1]))
-		d--;
-	if (d == e || d < 4 || memcmp(m + d - 4, " -> ", 4) != 0)
+	if (!trace_tail(m, e, e, &d, &e))
 		return false;
 	{
 		size_t k = d;

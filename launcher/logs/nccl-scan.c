@@ -98,19 +98,7 @@ static inline bool ends_like_trace(const char *m, size_t n)
 
 	while (e > 0 && (m[e - 1] == ' ' || m[e - 1] == '\t' || m[e - 1] == '\r'))
 		e--;
-	if (e > 0 && (m[e - 1] == ']' || m[e - 1] == ')')) {
-		char open = m[e - 1] == ']' ? '[' : '(';
-		size_t stop = e > 64 ? e - 64 : 0;
-		while (e > stop && m[e - 1] != open)
-			e--;
-		if (e < 2 || m[e - 1] != open || m[e - 2] != ' ')
-			return false;
-		e -= 2;
-	}
-	d = e;
-	while (d > 0 && is_digit(m[d - 1]))
-		d--;
-	if (d == e || d < 4 || memcmp(m + d - 4, " -> ", 4) != 0)
+	if (!trace_tail(m, e, 64, &d, &e))
 		return false;
 	return !(e - d == 1 && m[d] == '0') || (n > 24 && memcmp(m, "transport/net_socket.cc:", 24) == 0);
 }
