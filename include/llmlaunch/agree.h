@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "llmlaunch/agree-contract.h"
 #include "llmlaunch/facts.h"
 #include "llmlaunch/plan.h"
 #include "llmlaunch/util.h"
@@ -328,7 +329,9 @@ int ll_route_to(const char *addr, char **ret_ifname, char **ret_source, struct l
 
 /* ---- the entry point (launcher/agree/agree-run.c) ---- */
 
-enum ll_agree_backend { LL_AGREE_AUTO = 0, LL_AGREE_PMIX, LL_AGREE_SLURM, LL_AGREE_SINGLE };
+/* CONTRACT: an engine's variables (Kubernetes operators, SkyPilot, the manual form;
+ * llmlaunch/agree-contract.h), the engine named by the plan's "agreement". */
+enum ll_agree_backend { LL_AGREE_AUTO = 0, LL_AGREE_PMIX, LL_AGREE_SLURM, LL_AGREE_SINGLE, LL_AGREE_CONTRACT };
 const char *ll_agree_backend_name(enum ll_agree_backend b);
 
 struct ll_agree_options {
@@ -381,6 +384,7 @@ struct ll_cluster {
 	int nvlink_domain;          /* GPUs of the job's smallest NVLink clique, 0: not decided */
 	char *nvlink_domain_reason;
 	char *node_order;           /* "n1, n3, n2, n4" when nodes were ordered by NVLink clique */
+	struct ll_contract *contract; /* CONTRACT: what the engine's variables said (owned) */
 };
 
 void ll_cluster_release(struct ll_cluster *c);
@@ -403,8 +407,13 @@ int ll_agree(struct ll_plan *plan, const struct ll_facts *facts, const struct ll
  * TaskProlog). */
 void ll_cluster_apply(struct ll_plan *plan, const struct ll_cluster *c);
 
-/* Which backend the environment calls for (no PMIx call is made). */
+/* Which backend the environment calls for (no PMIx call is made): PMIx, then Slurm,
+ * then an engine's contract, else the single node. */
 enum ll_agree_backend ll_agree_detect(char *const *environ);
+/* The launcher whose agreement the environment calls for, as ll_agree_launcher(), but
+ * an engine's contract given in part or two contracts that disagree are a usage error
+ * (-EINVAL, err->usage), said before anything is planned. */
+int ll_agree_launcher_read(char *const *environ, const char **ret_name, const char **ret_why, struct ll_error *err);
 /* The launcher whose agreement the environment calls for, as the planner names it
  * ("pmix", "slurm"; NULL: none), and what showed it (static text). */
 const char *ll_agree_launcher(char *const *environ, const char **ret_why);

@@ -18,6 +18,34 @@ int agree_pmix_run(const struct ll_agree_pmix_args *a, struct ll_cluster *ret, s
 int agree_slurm_run(const struct ll_agree_options *o, const char *proof_ifname, int port_asked,
 		    struct ll_cluster *ret, struct ll_error *err);
 
+/* The backends without PMIx (Slurm's environment, the engines' contracts) share the
+ * proof, which is also their check-in (agree-slurm.c). */
+struct agree_env_world {
+	const char *id;             /* the job's identity, the same text on every node (the token) */
+	size_t nnodes, rank;
+	char *const *names;         /* names[rank]; NULL: "node K" */
+	const char *port_why;       /* where the master port came from, for "in use" */
+	const char *port_hint;      /* what to do then */
+	const char *unreach_hint;   /* what to do when a node cannot reach node 0, in the engine's terms */
+};
+/* Node 0 listens on ret->master_port and waits for every node; the others connect to
+ * `master` (numeric) through `ifname`. Sets ret->proved, and on node 0 its address
+ * and interface as the others reached them. */
+int agree_env_prove(const struct ll_agree_options *o, const struct agree_env_world *w, const char *master,
+		    const char *ifname, double t0, struct ll_cluster *ret, struct ll_error *err);
+/* The first address `host` resolves to, IPv4 before IPv6 (torchrun's store and gloo
+ * prefer it), never a loopback one when another is there (*ret_loopback: the best
+ * was). NULL when it does not resolve (*ret_gai, may be NULL: getaddrinfo's code). */
+char *agree_resolve(const char *host, bool *ret_loopback, int *ret_gai);
+/* The interface that holds `addr` on this node, if it is one of its own; else NULL. */
+char *agree_local_ifname(const char *addr);
+
+/* The engines' contracts (agree-contract-run.c): the contract's world, node 0
+ * resolved with backoff until the agreement's deadline, the interface of the route
+ * to it, the proof when o->prove. */
+int agree_contract_run(const struct ll_agree_options *o, const char *proof_ifname, int port_asked,
+		       struct ll_cluster *ret, struct ll_error *err);
+
 /* The port the Slurm fallback derives from a job and step id (20000-32767, below
  * Linux's ephemeral range, so a kernel-chosen port never takes it first). */
 int agree_slurm_port(unsigned long job_id, unsigned long step_id);

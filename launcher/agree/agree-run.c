@@ -41,42 +41,91 @@ void ll_cluster_release(struct ll_cluster *c)
 	free(c->subnet);
 	free(c->nvlink_domain_reason);
 	free(c->node_order);
+	ll_contract_release(c->contract);
+	free(c->contract);
 	for (size_t i = 0; i < c->n_notes; i++)
 		free(c->notes[i]);
 	free(c->notes);
 	memset(c, 0, sizeof(*c));
 }
 
-static enum ll_agree_backend detect(char *const *env, const char **ret_why)
+/* The backend the environment calls for, its name as the plan's "agreement" (an
+ * engine's, for a contract) and what showed it; an engine's contract that cannot be
+ * read is an error (err may be NULL: then it reads as that engine's contract, whose
+ * agreement then says what is wrong). */
+static int detect(char *const *env, enum ll_agree_backend *ret, const char **ret_name, const char **ret_why,
+		  struct ll_error *err)
 {
+	struct ll_contract c = { 0 };
+	struct ll_error own = { 0 };
+	int r;
+
 	env = ll_env_or_process(env);
+	*ret_why = NULL;
+	*ret_name = NULL;
 	/* PMIx_Init without a server fails only after a delay: look for its variables first. */
 	for (char *const *e = env; *e; e++)
 		if (ll_startswith(*e, "PMIX_NAMESPACE=") || ll_startswith(*e, "PMIX_SERVER_URI")) {
 			*ret_why = ll_startswith(*e, "PMIX_NAMESPACE=") ? "PMIX_NAMESPACE is set (srun --mpi=pmix, mpirun)"
 									 : "a PMIx server is named (PMIX_SERVER_URI*)";
-			return LL_AGREE_PMIX;
+			*ret = LL_AGREE_PMIX;
+			*ret_name = "pmix";
+			return 0;
 		}
 	if (ll_slurm_in_job(env)) {
 		*ret_why = "SLURM_JOB_ID and SLURM_JOB_NODELIST are set (a Slurm job)";
-		return LL_AGREE_SLURM;
+		*ret = LL_AGREE_SLURM;
+		*ret_name = "slurm";
+		return 0;
 	}
-	*ret_why = NULL;
-	return LL_AGREE_SINGLE;
+	r = ll_contract_read(env, &c, err ? err : &own);
+	ll_error_clear(&own);
+	if (r > 0) {
+		*ret = LL_AGREE_CONTRACT;
+		*ret_name = ll_contract_engine_name(c.engine);
+		*ret_why = ll_contract_engine_why(c.engine);
+		ll_contract_release(&c);
+		return 0;
+	}
+	*ret = LL_AGREE_SINGLE;
+	if (r < 0 && !err) {
+		/* Contradictory or partial: the contract backend reads it again and says so. */
+		*ret = LL_AGREE_CONTRACT;
+		*ret_name = "contract";
+		*ret_why = "an engine's variables are set";
+	}
+	return r < 0 ? r : 0;
 }
 
 enum ll_agree_backend ll_agree_detect(char *const *env)
 {
-	const char *why;
+	enum ll_agree_backend b;
+	const char *name, *why;
 
-	return detect(env, &why);
+	detect(env, &b, &name, &why, NULL);
+	return b;
 }
 
 const char *ll_agree_launcher(char *const *env, const char **ret_why)
 {
-	enum ll_agree_backend b = detect(env, ret_why);
+	enum ll_agree_backend b;
+	const char *name;
 
-	return b == LL_AGREE_SINGLE ? NULL : ll_agree_backend_name(b);
+	detect(env, &b, &name, ret_why, NULL);
+	return b == LL_AGREE_SINGLE ? NULL : name;
+}
+
+int ll_agree_launcher_read(char *const *env, const char **ret_name, const char **ret_why, struct ll_error *err)
+{
+	enum ll_agree_backend b;
+	const char *name, *why;
+	int r = detect(env, &b, &name, &why, err);
+
+	if (r < 0)
+		return r;
+	*ret_name = b == LL_AGREE_SINGLE ? NULL : name;
+	*ret_why = why;
+	return 0;
 }
 
 /* A world value the plan holds from the command line or a profile: the user's own
@@ -279,38 +328,60 @@ static void apply_deadlines(struct ll_plan *plan, const struct ll_cluster *c)
 	free(value);
 }
 
+/* Every variable an engine's contract read, as explain shows it: "contract.PET_NNODES". */
+static void apply_contract_vars(struct ll_plan *plan, const struct ll_contract *k)
+{
+	for (size_t i = 0; i < k->n_vars; i++) {
+		_cleanup_free_ char *name = ll_asprintf("contract.%s", k->vars[i].name);
+		_cleanup_free_ char *reason = ll_asprintf("read by the %s agreement: %s", k->name, k->vars[i].meaning);
+
+		ll_plan_set(plan, name, k->vars[i].value, LL_SOURCE_ENVIRONMENT, k->vars[i].name, reason, false);
+	}
+}
+
 void ll_cluster_apply(struct ll_plan *plan, const struct ll_cluster *c)
 {
 	bool single = c->backend == LL_AGREE_SINGLE;
+	const struct ll_contract *k = c->backend == LL_AGREE_CONTRACT ? c->contract : NULL;
 	char num[32], *reason;
 
 	snprintf(num, sizeof(num), "%d", c->nnodes);
 	reason = single ? ll_strdup("one node: no launcher runs this job on others")
+		 : k	? ll_asprintf("nodes in the job (%s: %s)", k->name, k->nnodes_var)
 			: ll_asprintf("nodes in the job (%s)", ll_agree_backend_name(c->backend));
 	put_world(plan, c, "torchrun.nnodes", num, reason);
 	free(reason);
 	snprintf(num, sizeof(num), "%d", c->node_rank);
-	put_world(plan, c, "torchrun.node_rank", num,
-		  c->backend == LL_AGREE_PMIX	 ? "this node's place in the launcher's order (pmix)"
-		  : c->backend == LL_AGREE_SLURM ? "SLURM_NODEID (slurm)"
-						 : "the first node");
+	reason = k ? ll_asprintf("%s (%s)", k->rank_var, k->name)
+		   : ll_strdup(c->backend == LL_AGREE_PMIX    ? "this node's place in the launcher's order (pmix)"
+			       : c->backend == LL_AGREE_SLURM ? "SLURM_NODEID (slurm)"
+							      : "the first node");
+	put_world(plan, c, "torchrun.node_rank", num, reason);
+	free(reason);
 	if (c->master_addr) {
 		reason = c->backend == LL_AGREE_PMIX
 				 ? ll_asprintf("node 0's address in %s, the subnet every node shares", c->subnet)
 			 : c->backend == LL_AGREE_SLURM
 				 ? ll_asprintf("first host of the Slurm node list%s", c->proved ? ", where every node reached it" : "")
+			 : k	 ? ll_asprintf("%s '%s' (%s)%s", k->addr_var, k->master_host, k->name,
+					       c->proved ? ", where every node reached it" : "")
 				 : ll_strdup("this node: the only one");
 		put_world(plan, c, "torchrun.master_addr", c->master_addr, reason);
 		free(reason);
 	}
 	if (c->master_port > 0) {
 		snprintf(num, sizeof(num), "%d", c->master_port);
-		put_world(plan, c, "torchrun.master_port", num,
-			  c->backend == LL_AGREE_SLURM ? "derived from the job and step id"
-			  : single		     ? "free on every address of this node when checked"
-						     : "the first of the job's candidate ports free on node 0, held by it while "
-						       "the nodes agreed");
+		reason = k && k->port_var ? ll_asprintf("%s (%s)", k->port_var, k->name)
+			 : k		  ? ll_asprintf("torchrun's default: the %s contract names no port", k->name)
+			 : ll_strdup(c->backend == LL_AGREE_SLURM ? "derived from the job and step id"
+				     : single ? "free on every address of this node when checked"
+					      : "the first of the job's candidate ports free on node 0, held by it while "
+						"the nodes agreed");
+		put_world(plan, c, "torchrun.master_port", num, reason);
+		free(reason);
 	}
+	if (k)
+		apply_contract_vars(plan, k);
 	if (!single) {
 		/* For hand-written launches from 'llmlaunch env': torchrun --nnodes
 		 * $LLMLAUNCH_NNODES --node_rank $LLMLAUNCH_NODE_RANK --master_addr $MASTER_ADDR ... */
@@ -333,8 +404,8 @@ void ll_cluster_apply(struct ll_plan *plan, const struct ll_cluster *c)
 			reason = ll_asprintf("this node's interface with the master address %s%s", c->master_addr,
 					     c->proved ? ", where the other nodes reached it" : "");
 		else
-			reason = ll_asprintf("the interface of this node's route to the master %s (slurm: the nodes "
-					     "exchange nothing)", c->master_addr);
+			reason = ll_asprintf("the interface of this node's route to the master %s (%s: the nodes "
+					     "exchange nothing)", c->master_addr, k ? k->name : "slurm");
 		plan_put(plan, "NCCL_SOCKET_IFNAME", nccl, reason, true);
 		plan_put(plan, "GLOO_SOCKET_IFNAME", c->socket_ifname, reason, true);
 		free(reason);
@@ -459,6 +530,8 @@ static enum ll_agree_backend choose_backend(const struct ll_plan *plan, const st
 	if (!plan || !ll_plan_get(plan, "agreement"))
 		return ll_agree_detect(o->environ);
 	a = ll_plan_value(plan, "agreement");
+	if (ll_contract_engine_of(a) >= 0 || ll_streq(a, "contract"))
+		return LL_AGREE_CONTRACT;
 	return ll_streq(a, "pmix") ? LL_AGREE_PMIX : ll_streq(a, "slurm") ? LL_AGREE_SLURM : LL_AGREE_SINGLE;
 }
 
@@ -516,6 +589,9 @@ int ll_agree(struct ll_plan *plan, const struct ll_facts *facts, const struct ll
 	case LL_AGREE_SLURM:
 		r = agree_slurm_run(o, proof_ifname, asked ? atoi(asked) : 0, &c, err);
 		break;
+	case LL_AGREE_CONTRACT:
+		r = agree_contract_run(o, proof_ifname, asked ? atoi(asked) : 0, &c, err);
+		break;
 	default:
 		r = agree_single(plan, true, &c, err);
 		break;
@@ -525,6 +601,12 @@ int ll_agree(struct ll_plan *plan, const struct ll_facts *facts, const struct ll
 		return r;
 	}
 	c.seconds = ll_now_s() - t0;
+	if (plan && c.contract && c.contract->nproc_per_node > 0 && plan->nproc_per_node > 0 &&
+	    c.contract->nproc_per_node != plan->nproc_per_node)
+		ll_cluster_note(&c, "%s=%ld (%s) but this node starts %d processes (torchrun.nproc_per_node): the engine "
+				    "counts on %ld; pass --nproc-per-node %ld, or let the engine say auto",
+				c.contract->nproc_var, c.contract->nproc_per_node, c.contract->name, plan->nproc_per_node,
+				c.contract->nproc_per_node, c.contract->nproc_per_node);
 	if (plan)
 		ll_cluster_apply(plan, &c);
 	*ret = c;

@@ -32,16 +32,18 @@ int agree_slurm_port(unsigned long job_id, unsigned long step_id)
 	return 20000 + (int)((job_id * 8 + step_id % 8) % 12768);
 }
 
-/* The first address `host` resolves to, IPv4 before IPv6 (torchrun's store and gloo
- * prefer it); *ret_loopback says whether the best was a loopback one. */
-static char *resolve(const char *host, bool *ret_loopback)
+char *agree_resolve(const char *host, bool *ret_loopback, int *ret_gai)
 {
 	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *ai = NULL;
 	char text[INET6_ADDRSTRLEN];
 	const struct addrinfo *best = NULL;
+	int gai;
 
 	*ret_loopback = false;
-	if (getaddrinfo(host, NULL, &hints, &ai) != 0)
+	gai = getaddrinfo(host, NULL, &hints, &ai);
+	if (ret_gai)
+		*ret_gai = gai;
+	if (gai != 0)
 		return NULL;
 	for (int pass = 0; pass < 2 && !best; pass++)
 		for (const struct addrinfo *a = ai; a && !best; a = a->ai_next)
@@ -57,8 +59,7 @@ static char *resolve(const char *host, bool *ret_loopback)
 	return text[0] ? ll_strdup(text) : NULL;
 }
 
-/* The interface that holds `addr` on this node, if it is one of its own. */
-static char *local_ifname(const char *addr)
+char *agree_local_ifname(const char *addr)
 {
 	char *ifname = NULL, *source = NULL;
 
@@ -73,37 +74,81 @@ static char *local_ifname(const char *addr)
 }
 
 /* Node 0 cannot listen on the master port, which every node computed alike. */
-static int port_in_use(struct ll_error *err, int port, bool asked, const struct ll_slurm_job *job, long step)
+static int port_in_use(struct ll_error *err, int port, const char *port_why, const char *hint)
 {
-	if (asked)
-		ll_error_set(err, -EADDRINUSE, "master port %d (asked for on the command line or by a profile) is in use "
-					       "on this node", port);
-	else
-		ll_error_set(err, -EADDRINUSE, "master port %d (derived from job %ld step %ld) is in use on this node",
-			     port, job->job_id, step);
-	ll_error_hint(err, "pass --master-port PORT (the same on every node), or use srun --mpi=pmix, where node 0 "
-			   "picks a free port");
+	ll_error_set(err, -EADDRINUSE, "master port %d (%s) is in use on this node", port, port_why);
+	ll_error_hint(err, "%s", hint);
 	return -EADDRINUSE;
 }
 
-static int prove(const struct ll_agree_options *o, const struct ll_slurm_job *job, long step, const char *master,
-		 const char *ifname, double t0, bool asked, struct ll_cluster *ret, struct ll_error *err)
+#define SLURM_PORT_HINT                                                                                             \
+	"pass --master-port PORT (the same on every node), or use srun --mpi=pmix, where node 0 picks a free port"
+
+static char *slurm_port_why(bool asked, const struct ll_slurm_job *job, long step)
+{
+	return asked ? ll_strdup("asked for on the command line or by a profile")
+		     : ll_asprintf("derived from job %ld step %ld", job->job_id, step);
+}
+
+int agree_env_prove(const struct ll_agree_options *o, const struct agree_env_world *w, const char *master,
+		    const char *ifname, double t0, struct ll_cluster *ret, struct ll_error *err)
 {
 	_cleanup_(ll_rdzv_closep) struct ll_rdzv *server = NULL;
 	struct ll_rdzv_outcome out = { 0 };
-	_cleanup_free_ char *id = ll_asprintf("slurm %ld.%ld", job->job_id, step);
-	char **names = NULL;
-	size_t n_names = 0;
 	struct ll_rdzv_proof p = {
 		.master_addr = master, .master_port = ret->master_port, .ifname = ifname,
 		.deadline = ll_now_s() + ret->deadlines.reach_s,
 		.arrive_deadline = t0 + ret->deadlines.agree_s,
 	};
 	struct ll_rdzv_job rj = {
-		.id = id, .nnodes = (size_t)job->nnodes, .rank = (size_t)job->node_id,
+		.id = w->id, .nnodes = w->nnodes, .rank = w->rank, .names = w->names,
 		.progress = o->progress, .progress_data = o->progress_data,
 	};
 	double t_prove = ll_now_s();
+	int r = 0;
+
+	if (p.deadline > p.arrive_deadline)
+		p.deadline = p.arrive_deadline;
+	if (w->rank == 0) {
+		int port = ret->master_port;
+		/* Only this port: every node derived it, none can learn of another. */
+		r = ll_rdzv_listen(&rj, &port, 1, &server, err);
+		if (r == 0 && ll_rdzv_port(server) != port)
+			r = port_in_use(err, port, w->port_why, w->port_hint);
+	}
+	if (r == 0)
+		r = ll_rdzv_prove(&rj, server, &p, &out, err);
+	if (r == 0 && w->rank == 0 && out.arrival_addr) {
+		/* Where the others reached this node is its address for the job, whatever its
+		 * own name resolves to here (Debian maps a host's own name to 127.0.1.1). */
+		free(ret->master_addr);
+		ret->master_addr = LL_TAKE(out.arrival_addr);
+		free(ret->socket_ifname);
+		ret->socket_ifname = LL_TAKE(out.arrival_ifname);
+	}
+	if (r == -EHOSTUNREACH)
+		ll_error_hint(err, "%s", w->unreach_hint);
+	if (r == 0) {
+		ret->proved = true;
+		ret->prove_seconds = ll_now_s() - t_prove;
+	}
+	ll_rdzv_outcome_release(&out);
+	return r;
+}
+
+static int prove(const struct ll_agree_options *o, const struct ll_slurm_job *job, long step, const char *master,
+		 const char *ifname, double t0, bool asked, struct ll_cluster *ret, struct ll_error *err)
+{
+	_cleanup_free_ char *id = ll_asprintf("slurm %ld.%ld", job->job_id, step);
+	_cleanup_free_ char *port_why = slurm_port_why(asked, job, step);
+	char **names = NULL;
+	size_t n_names = 0;
+	struct agree_env_world w = {
+		.id = id, .nnodes = (size_t)job->nnodes, .rank = (size_t)job->node_id, .port_why = port_why,
+		.port_hint = SLURM_PORT_HINT,
+		.unreach_hint = "nothing was started: without PMIx only this node knows why it failed; its own log says "
+				"which interface and address it tried (srun --mpi=pmix tells every node)",
+	};
 	int r;
 
 	r = ll_hostlist_expand(job->nodelist, (size_t)job->nnodes, &names, &n_names, err);
@@ -114,34 +159,8 @@ static int prove(const struct ll_agree_options *o, const struct ll_slurm_job *jo
 		return ll_error_set(err, -EINVAL, "%s has %zu hosts, fewer than the %ld nodes of the step",
 				    job->nodelist, n_names, job->nnodes);
 	}
-	rj.names = names;
-	if (p.deadline > p.arrive_deadline)
-		p.deadline = p.arrive_deadline;
-	if (job->node_id == 0) {
-		int port = ret->master_port;
-		/* Only this port: every node derived it, none can learn of another. */
-		r = ll_rdzv_listen(&rj, &port, 1, &server, err);
-		if (r == 0 && ll_rdzv_port(server) != port)
-			r = port_in_use(err, port, asked, job, step);
-	}
-	if (r == 0)
-		r = ll_rdzv_prove(&rj, server, &p, &out, err);
-	if (r == 0 && job->node_id == 0 && out.arrival_addr) {
-		/* Where the others reached this node is its address for the job, whatever its
-		 * own name resolves to here (Debian maps a host's own name to 127.0.1.1). */
-		free(ret->master_addr);
-		ret->master_addr = LL_TAKE(out.arrival_addr);
-		free(ret->socket_ifname);
-		ret->socket_ifname = LL_TAKE(out.arrival_ifname);
-	}
-	if (r == -EHOSTUNREACH)
-		ll_error_hint(err, "nothing was started: without PMIx only this node knows why it failed; its own log says "
-				   "which interface and address it tried (srun --mpi=pmix tells every node)");
-	if (r == 0) {
-		ret->proved = true;
-		ret->prove_seconds = ll_now_s() - t_prove;
-	}
-	ll_rdzv_outcome_release(&out);
+	w.names = names;
+	r = agree_env_prove(o, &w, master, ifname, t0, ret, err);
 	ll_hostlist_free(names, n_names);
 	return r;
 }
@@ -190,7 +209,7 @@ int agree_slurm_run(const struct ll_agree_options *o, const char *proof_ifname, 
 		ll_cluster_note(ret, "running in the batch script, on the first node only: start one llmlaunch per node "
 				     "with 'srun --ntasks-per-node=1 llmlaunch ...'");
 
-	numeric = resolve(first, &loopback);
+	numeric = agree_resolve(first, &loopback, NULL);
 	if (!numeric) {
 		ll_cluster_note(ret, "the master host '%s' (first of %s) does not resolve here", first, job.nodelist);
 		ret->master_addr = LL_TAKE(first);
@@ -203,7 +222,7 @@ int agree_slurm_run(const struct ll_agree_options *o, const char *proof_ifname, 
 	} else {
 		ret->master_addr = ll_strdup(numeric);
 		if (job.node_id == 0) {
-			ret->socket_ifname = local_ifname(numeric);
+			ret->socket_ifname = agree_local_ifname(numeric);
 		} else {
 			_cleanup_free_ char *source = NULL;
 			struct ll_error e = { 0 };
@@ -221,7 +240,10 @@ int agree_slurm_run(const struct ll_agree_options *o, const char *proof_ifname, 
 			     proof_ifname ? proof_ifname : ret->socket_ifname, t0, port_asked > 0, ret, err);
 	}
 	/* Only node 0 listens on the port: only it can check that the port is free. */
-	if (job.node_id == 0 && ll_port_in_use(ret->master_port))
-		return port_in_use(err, ret->master_port, port_asked > 0, &job, step);
+	if (job.node_id == 0 && ll_port_in_use(ret->master_port)) {
+		_cleanup_free_ char *why = slurm_port_why(port_asked > 0, &job, step);
+
+		return port_in_use(err, ret->master_port, why, SLURM_PORT_HINT);
+	}
 	return 0;
 }

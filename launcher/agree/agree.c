@@ -18,7 +18,7 @@ const char *ll_agree_backend_name(enum ll_agree_backend b)
 {
 	static const char *const names[] = {
 		[LL_AGREE_AUTO] = "auto", [LL_AGREE_PMIX] = "pmix", [LL_AGREE_SLURM] = "slurm",
-		[LL_AGREE_SINGLE] = "single",
+		[LL_AGREE_SINGLE] = "single", [LL_AGREE_CONTRACT] = "contract",
 	};
 	return (unsigned)b < LL_ARRAY_SIZE(names) ? names[b] : "?";
 }

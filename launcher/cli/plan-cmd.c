@@ -210,8 +210,9 @@ int ll_ctx_plan(struct ll_ctx *ctx, const struct ll_plan_cmd_options *o, char *c
 		in.nccl_conf_blocks = conf.unreadable_blocks;
 	}
 	process_limits(&in.limits);
-	in.launcher = ll_agree_launcher(ll_env_or_process(environ_), &in.launcher_why);
-	r = ll_plan_build(&in, ret, err);
+	r = ll_agree_launcher_read(ll_env_or_process(environ_), &in.launcher, &in.launcher_why, err);
+	if (r == 0)
+		r = ll_plan_build(&in, ret, err);
 	ll_nccl_conf_release(&conf);
 	if (r < 0)
 		return r;
