@@ -29,6 +29,9 @@
  *   from the files, so garbage there ("h", "") reaches the topology: validate. */
 int ll_annotate_host(hwloc_topology_t topo, const char *fsroot, struct ll_error *err);
 int ll_annotate_rdma(hwloc_topology_t topo, const char *fsroot, struct ll_error *err);
+/* A RoCE port's QoS state (probe/qos.c): the Port%uQoS* infos on obj. Called by
+ * ll_annotate_rdma() for Ethernet ports; netdev NULL when the port has none known. */
+void ll_annotate_port_qos(hwloc_obj_t obj, const char *fsroot, const char *dev, unsigned port, const char *netdev);
 int ll_annotate_netifs(hwloc_topology_t topo, const char *fsroot, struct ll_error *err);
 /* NCCL net plugin libraries on the dynamic linker's path (probe/netplugin.c):
  * NCCLNetPlugin, NCCLNetPluginOffPath, NCCLNetPluginsKnown on the root. Called by

@@ -41,6 +41,17 @@
 #define LL_INFO_PORT_FMT_STATE       "Port%uState"       /* hwloc's own, first digit */
 #define LL_INFO_PORT_FMT_LID         "Port%uLID"         /* hwloc's own */
 #define LL_INFO_PORT_FMT_LMC         "Port%uLMC"         /* hwloc's own */
+/* A RoCE port's QoS state (probe/qos.c, docs/roce.md): what class its traffic gets. */
+#define LL_INFO_PORT_FMT_QOS_READ    "Port%uQoSRead"     /* "1": the QoS reader looked at this port */
+#define LL_INFO_PORT_FMT_QOS_FORCED  "Port%uQoSForcedTClass" /* MLNX_OFED tc/N/traffic_class: "106", "none" */
+#define LL_INFO_PORT_FMT_QOS_DCB     "Port%uQoSDCB"      /* "ieee", "unsupported", "not-recorded", "error: ..." */
+#define LL_INFO_PORT_FMT_QOS_TRUST   "Port%uQoSTrust"    /* "dscp" | "pcp" */
+#define LL_INFO_PORT_FMT_QOS_DSCP    "Port%uQoSDSCPMap"  /* "26:3,48:6" DSCP:priority; "" none */
+#define LL_INFO_PORT_FMT_QOS_PFC     "Port%uQoSPFC"      /* "3": priorities with PFC, comma list; "" none */
+#define LL_INFO_PORT_FMT_QOS_ECN_RP  "Port%uQoSECNRP"    /* priorities whose ECN reaction point is on */
+#define LL_INFO_PORT_FMT_QOS_ECN_NP  "Port%uQoSECNNP"    /* priorities whose ECN notification point is on */
+#define LL_INFO_PORT_FMT_QOS_CNP     "Port%uQoSCNPDSCP"  /* DSCP of the congestion notification packets */
+#define LL_INFO_PORT_FMT_QOS_CM_TOS  "Port%uQoSRdmaCmToS" /* rdma_cm's default_roce_tos (configfs) */
 #define LL_INFO_RDMA_NODE_GUID       "NodeGUID"          /* hwloc's own */
 #define LL_INFO_RDMA_DRIVER          "RDMADriver"        /* basename of device/driver: "mlx5_core", "efa" */
 #define LL_INFO_RDMA_NODE_TYPE       "RDMANodeType"      /* node_type verbatim: "1: CA", "7: unspecified" */

@@ -18,5 +18,7 @@ enum ll_netif_kind ll_netif_kind_from_name(const char *s);    /* NetKind value *
 void ll_facts_rdma_extract(hwloc_topology_t topo, struct ll_facts *f, hwloc_obj_t **ret_objs);
 /* Fill f->netifs (name order); needs f->rdma first. */
 void ll_facts_netifs_extract(hwloc_topology_t topo, struct ll_facts *f);
+/* RoCE ports' QoS reasons and path MTU, once ports and interfaces are known. */
+void ll_facts_port_qos_finish(struct ll_facts *f);
 
 #endif

@@ -63,6 +63,12 @@ static struct ll_rdma_port *port_get(struct ll_rdma_device *d, unsigned number)
 	p->number = number;
 	p->rate_gbps = -1;
 	p->lid = -1;
+	p->qos.forced_tclass = -2;
+	p->qos.pfc_mask = p->qos.ecn_rp_mask = p->qos.ecn_np_mask = -1;
+	p->qos.cnp_dscp = p->qos.cm_tos = -1;
+	p->qos.netdev_mtu = -1;
+	p->qos.active_mtu = -1;
+	memset(p->qos.dscp_prio, -1, sizeof(p->qos.dscp_prio));
 	return p;
 }
 
@@ -89,6 +95,122 @@ static enum ll_gid_type gid_type_from_name(const char *s)
 	if (strcasecmp(s, "RoCE v2") == 0)
 		return LL_GID_TYPE_ROCE_V2;
 	return LL_GID_TYPE_UNKNOWN;
+}
+
+/* "3,5": a mask of priorities 0-7; -1 when the text is no such list. */
+static int priority_mask(const char *s)
+{
+	int mask = 0;
+
+	while (*s) {
+		if (s[0] < '0' || s[0] > '7' || (s[1] != ',' && s[1] != '\0'))
+			return -1;
+		mask |= 1 << (s[0] - '0');
+		s += s[1] ? 2 : 1;
+	}
+	return mask;
+}
+
+static int small_number(const char *s, int max)
+{
+	long v = ll_facts_parse_long(s, 10);
+
+	return v >= 0 && v <= max ? (int)v : -1;
+}
+
+/* One "PortNQoS..." info (probe/qos.c), `rest` after "QoS". */
+static void qos_info(struct ll_port_qos *q, const char *rest, const char *value)
+{
+	if (strcmp(rest, "Read") == 0) {
+		q->read = true;
+	} else if (strcmp(rest, "ForcedTClass") == 0) {
+		q->forced_tclass = strcmp(value, "none") == 0 ? -1 : small_number(value, 255) >= 0 ? small_number(value, 255) : -2;
+	} else if (strcmp(rest, "DCB") == 0) {
+		q->dcb = strcmp(value, "ieee") == 0		 ? "ieee"
+			 : strcmp(value, "unsupported") == 0	 ? "unsupported"
+			 : strcmp(value, "not-recorded") == 0 ? "not-recorded"
+			 : ll_startswith(value, "error")	 ? "error"
+								 : NULL;
+	} else if (strcmp(rest, "Trust") == 0) {
+		q->trust = strcmp(value, "dscp") == 0  ? LL_QOS_TRUST_DSCP
+			   : strcmp(value, "pcp") == 0 ? LL_QOS_TRUST_PCP
+						       : LL_QOS_TRUST_UNKNOWN;
+	} else if (strcmp(rest, "DSCPMap") == 0) {
+		const char *s = value;
+
+		while (*s) {
+			char *end;
+			unsigned long d = strtoul(s, &end, 10), prio;
+
+			if (end == s || *end != ':' || d > 63)
+				break;
+			s = end + 1;
+			prio = strtoul(s, &end, 10);
+			if (end == s || prio > 7)
+				break;
+			q->dscp_prio[d] = (signed char)prio;
+			s = *end == ',' ? end + 1 : end;
+		}
+	} else if (strcmp(rest, "PFC") == 0) {
+		q->pfc_mask = priority_mask(value);
+	} else if (strcmp(rest, "ECNRP") == 0) {
+		q->ecn_rp_mask = priority_mask(value);
+	} else if (strcmp(rest, "ECNNP") == 0) {
+		q->ecn_np_mask = priority_mask(value);
+	} else if (strcmp(rest, "CNPDSCP") == 0) {
+		q->cnp_dscp = small_number(value, 63);
+	} else if (strcmp(rest, "RdmaCmToS") == 0) {
+		q->cm_tos = small_number(value, 255);
+	}
+}
+
+const char *ll_port_qos_dcb_why(const struct ll_port_qos *q)
+{
+	if (!q->read)
+		return "not read (a snapshot without llmlaunch's QoS annotations)";
+	if (!q->dcb)
+		return "not read (no interface known for the port)";
+	if (strcmp(q->dcb, "unsupported") == 0)
+		return "no DCB support: the interface's driver has no DCB netlink operations";
+	if (strcmp(q->dcb, "not-recorded") == 0)
+		return "the --fsroot tree holds no recorded DCB reply (dcbnl/IF)";
+	if (strcmp(q->dcb, "error") == 0)
+		return "the DCB netlink query failed";
+	return NULL;
+}
+
+/* What the QoS annotations leave unknown, and the path MTU of the port's interface:
+ * the kernel's iboe_get_mtu() (include/rdma/ib_addr.h) takes the RoCE headers (GRH 40,
+ * UDP 8, BTH 12, XRC 4, AtomicETH 28, ICRC 4: 96 bytes) off the netdev MTU and rounds
+ * down to an IB MTU, so 4096-byte RoCE payloads need an MTU of 4192 or more. */
+void ll_facts_port_qos_finish(struct ll_facts *f)
+{
+	for (size_t i = 0; i < f->n_rdma; i++)
+		for (size_t k = 0; k < f->rdma[i].n_ports; k++) {
+			struct ll_rdma_port *p = &f->rdma[i].ports[k];
+			struct ll_port_qos *q = &p->qos;
+
+			if (p->link_layer != LL_LINK_LAYER_ETHERNET)
+				continue;
+			if (q->forced_tclass == -2)
+				q->forced_why = !q->read ? "not read (a snapshot without llmlaunch's QoS annotations)"
+						: "no tc/N/traffic_class: not MLNX_OFED, whose driver alone can force a class";
+			if (q->ecn_rp_mask < 0)
+				q->ecn_why = !q->read ? "not read (a snapshot without llmlaunch's QoS annotations)"
+					     : "no ecn/roce_rp/enable/ files: not MLNX_OFED, upstream drivers show no "
+					       "ECN switch";
+			for (size_t n = 0; p->netdev && n < f->n_netifs; n++)
+				if (strcmp(f->netifs[n].name, p->netdev) == 0)
+					q->netdev_mtu = f->netifs[n].mtu;
+			if (q->netdev_mtu > 0) {
+				static const int ib_mtus[] = { 4096, 2048, 1024, 512, 256 };
+				long payload = q->netdev_mtu - 96;
+
+				for (size_t m = 0; m < LL_ARRAY_SIZE(ib_mtus) && q->active_mtu < 0; m++)
+					if (payload >= ib_mtus[m])
+						q->active_mtu = ib_mtus[m];
+			}
+		}
 }
 
 /* One "PortN..." info of an OpenFabrics OS device. */
@@ -125,6 +247,8 @@ static void port_info(struct ll_rdma_device *d, const char *name, const char *va
 	} else if (strcmp(rest, "Netdev") == 0) {
 		free(p->netdev);
 		p->netdev = ll_strdup(value);
+	} else if (ll_startswith(rest, "QoS")) {
+		qos_info(&p->qos, rest + 3, value);
 	} else if (ll_startswith(rest, "GID") && isdigit((unsigned char)rest[3])) {
 		struct ll_gid *g = NULL;
 		char *tail;

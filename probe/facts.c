@@ -523,6 +523,7 @@ int ll_probe_facts(hwloc_topology_t topo, const char *source, struct ll_facts **
 	link_matrix_facts(topo, f, gpu_objs, gpu_osdevs, LL_DIST_XGMI, LL_GPU_FABRIC_XGMI);
 	ll_facts_rdma_extract(topo, f, &rdma_objs);
 	ll_facts_netifs_extract(topo, f);
+	ll_facts_port_qos_finish(f);
 
 	net_plugin_facts(hwloc_get_root_obj(topo), f);
 	gdr = hwloc_obj_get_info_by_name(hwloc_get_root_obj(topo), LL_INFO_GDR_MODULE);

@@ -127,8 +127,9 @@ static void annotate_gids(hwloc_obj_t obj, const char *portdir, unsigned port, c
 	ll_strv_free(names, n);
 }
 
-static void annotate_port(hwloc_obj_t obj, const char *devdir, unsigned port)
+static void annotate_port(hwloc_obj_t obj, const char *fsroot, const char *dev, const char *devdir, unsigned port)
 {
+	bool ethernet = false;
 	_cleanup_free_ char *portdir = ll_asprintf("%s/ports/%u", devdir, port);
 	_cleanup_free_ char *netdev = NULL;
 	char name[64];
@@ -167,6 +168,8 @@ static void annotate_port(hwloc_obj_t obj, const char *devdir, unsigned port)
 			continue;
 		snprintf(name, sizeof(name), verbatim[i].fmt, port);
 		ll_obj_info_once(obj, name, v);
+		if (!strcmp(verbatim[i].file, "link_layer"))
+			ethernet = !strcmp(v, "Ethernet");
 		if (!strcmp(verbatim[i].file, "state")) {
 			/* hwloc's PortNState is the number alone. */
 			snprintf(name, sizeof(name), LL_INFO_PORT_FMT_STATE, port);
@@ -181,6 +184,8 @@ static void annotate_port(hwloc_obj_t obj, const char *devdir, unsigned port)
 		snprintf(name, sizeof(name), LL_INFO_PORT_FMT_NETDEV, port);
 		ll_obj_info_once(obj, name, netdev);
 	}
+	if (ethernet)
+		ll_annotate_port_qos(obj, fsroot, dev, port, netdev);
 }
 
 /* What drives the device, for ll_rdma_classify(): the driver its parent device is
@@ -222,7 +227,7 @@ static void annotate_device(hwloc_obj_t obj, const char *fsroot, const char *dev
 
 		/* Port numbers are u8 in the kernel; 0 is a switch's management port. */
 		if (ll_parse_uint(ports[i], &port) && port <= 255)
-			annotate_port(obj, devdir, port);
+			annotate_port(obj, fsroot, dev, devdir, port);
 	}
 	ll_strv_free(ports, n);
 }

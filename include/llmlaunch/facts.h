@@ -122,6 +122,26 @@ enum ll_port_state {
 };
 const char *ll_port_state_name(enum ll_port_state s);
 
+/* A RoCE port's QoS state (probe/qos.c, docs/roce.md). Each fact is known, or unknown
+ * with a reason (static text) the planner and explain repeat. */
+struct ll_port_qos {
+	bool read;               /* the snapshot has the QoS reader's annotations for this port */
+	int forced_tclass;       /* MLNX_OFED's forced class 0-255; -1 none forced; -2 unknown */
+	const char *forced_why;  /* why unknown, NULL when known */
+	const char *dcb;         /* "ieee", "unsupported", "not-recorded", "error: ..."; NULL unknown */
+	enum ll_qos_trust { LL_QOS_TRUST_UNKNOWN = 0, LL_QOS_TRUST_PCP, LL_QOS_TRUST_DSCP } trust;
+	signed char dscp_prio[64]; /* priority of each DSCP, -1 unmapped (meaningful with trust known) */
+	int pfc_mask;            /* bit p: PFC on priority p; -1 unknown */
+	int ecn_rp_mask, ecn_np_mask; /* ECN reaction / notification point per priority; -1 unknown */
+	const char *ecn_why;     /* why ECN is unknown, NULL when known */
+	int cnp_dscp;            /* -1 unknown */
+	int cm_tos;              /* rdma_cm's default ToS, -1 unknown or not configured */
+	long netdev_mtu;         /* the port's interface MTU, -1 unknown */
+	int active_mtu;          /* the RoCE path MTU that interface allows (256..4096), -1 unknown */
+};
+/* Why DCB facts are unknown on q ("no DCB support ..."), NULL when they are known. */
+const char *ll_port_qos_dcb_why(const struct ll_port_qos *q);
+
 struct ll_rdma_port {
 	unsigned number;
 	enum ll_port_state state;
@@ -133,6 +153,7 @@ struct ll_rdma_port {
 	struct ll_gid *gids;
 	size_t n_gids;
 	char *netdev;            /* network interface of this port, NULL if none known */
+	struct ll_port_qos qos;  /* Ethernet ports */
 };
 
 /* What can drive an RDMA device (ll_rdma_classify): decided from the driver, the

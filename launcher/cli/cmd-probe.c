@@ -183,6 +183,86 @@ static void print_gpus(struct ll_out *o, const struct ll_facts *f)
 	ll_out_int(o, "nvswitches", "  NVSwitches: %s\n", (long long)f->n_nvswitches, true);
 }
 
+/* Priorities of a mask as a JSON array ("3,5" in text); null / "unknown" when mask < 0. */
+static void print_priorities(struct ll_out *o, const char *key, const char *fmt, int mask)
+{
+	char text[24] = "";
+	size_t len = 0;
+
+	if (ll_out_is_json(o)) {
+		if (mask < 0) {
+			ll_out_string(o, key, NULL, NULL);
+			return;
+		}
+		ll_out_open_array(o, key);
+		for (int p = 0; p < 8; p++)
+			if (mask & (1 << p))
+				ll_out_int(o, NULL, NULL, p, true);
+		ll_out_close_array(o);
+		return;
+	}
+	for (int p = 0; mask >= 0 && p < 8; p++)
+		if (mask & (1 << p))
+			len += (size_t)snprintf(text + len, sizeof(text) - len, "%s%d", len ? "," : "", p);
+	ll_out_string(o, key, fmt, mask < 0 ? NULL : mask == 0 ? "none" : text);
+}
+
+/* A RoCE port's QoS facts (docs/roce.md): each known, or unknown with its reason. */
+static void print_port_qos(struct ll_out *o, const struct ll_port_qos *q)
+{
+	const char *dcb_why = ll_port_qos_dcb_why(q);
+	const char *trust = q->trust == LL_QOS_TRUST_DSCP ? "dscp" : q->trust == LL_QOS_TRUST_PCP ? "pcp" : NULL;
+
+	ll_out_open_object(o, "qos");
+	ll_out_text(o, "        QoS:");
+	if (q->forced_tclass >= 0)
+		ll_out_int(o, "forced_tclass", " forced class %s (driver)", q->forced_tclass, true);
+	else
+		ll_out_int(o, "forced_tclass", q->forced_tclass == -1 ? " no forced class" : NULL, 0, false);
+	ll_out_bool(o, "forced_tclass_known", NULL, q->forced_tclass != -2);
+	ll_out_string(o, "forced_tclass_unknown", q->forced_why ? " forced class unknown (%s)" : NULL, q->forced_why);
+	ll_out_string(o, "dcb", NULL, q->dcb);
+	ll_out_string(o, "dcb_unknown", dcb_why ? "; DCB unknown (%s)" : NULL, dcb_why);
+	ll_out_string(o, "trust", trust ? "; trust %s" : NULL, trust);
+	print_priorities(o, "pfc_priorities", dcb_why ? NULL : q->pfc_mask == 0 ? ", no PFC" : ", PFC on %s", q->pfc_mask);
+	if (ll_out_is_json(o)) {
+		if (q->trust == LL_QOS_TRUST_UNKNOWN) {
+			ll_out_string(o, "dscp_map", NULL, NULL);
+		} else {
+			ll_out_open_array(o, "dscp_map");
+			for (int d = 0; d < 64; d++)
+				if (q->dscp_prio[d] >= 0) {
+					ll_out_open_object(o, NULL);
+					ll_out_int(o, "dscp", NULL, d, true);
+					ll_out_int(o, "priority", NULL, q->dscp_prio[d], true);
+					ll_out_close_object(o);
+				}
+			ll_out_close_array(o);
+		}
+	} else if (q->trust == LL_QOS_TRUST_DSCP) {
+		int shown = 0;
+
+		ll_out_text(o, ", DSCP");
+		for (int d = 0; d < 64; d++)
+			if (q->dscp_prio[d] >= 0 && (q->pfc_mask < 0 || (q->pfc_mask & (1 << q->dscp_prio[d])))) {
+				ll_out_text(o, " %d->%d", d, q->dscp_prio[d]);
+				shown++;
+			}
+		if (!shown)
+			ll_out_text(o, " none to a PFC priority");
+	}
+	print_priorities(o, "ecn_rp_priorities", q->ecn_rp_mask == 0 ? "; ECN off" : q->ecn_rp_mask > 0 ? "; ECN on %s" : NULL,
+			 q->ecn_rp_mask);
+	print_priorities(o, "ecn_np_priorities", q->ecn_np_mask > 0 ? " (notification point on %s)" : NULL,
+			 q->ecn_np_mask);
+	ll_out_string(o, "ecn_unknown", q->ecn_why ? "; ECN unknown (%s)" : NULL, q->ecn_why);
+	ll_out_int(o, "cnp_dscp", q->cnp_dscp >= 0 ? ", CNP DSCP %s" : NULL, q->cnp_dscp, q->cnp_dscp >= 0);
+	ll_out_int(o, "rdma_cm_tos", q->cm_tos >= 0 ? "; rdma_cm ToS %s" : NULL, q->cm_tos, q->cm_tos >= 0);
+	ll_out_int(o, "netdev_mtu", "; MTU %s", q->netdev_mtu, q->netdev_mtu > 0);
+	ll_out_int(o, "active_mtu", " (RoCE %s)\n", q->active_mtu, q->active_mtu > 0);
+	ll_out_close_object(o);
+}
+
 static void print_rdma(struct ll_out *o, const struct ll_facts *f)
 {
 	print_heading(o, "netdevs_known", f->netdevs_known, "RDMA devices", f->n_rdma,
@@ -248,6 +328,8 @@ static void print_rdma(struct ll_out *o, const struct ll_facts *f)
 				ll_out_close_object(o);
 			}
 			ll_out_close_array(o);
+			if (p->link_layer == LL_LINK_LAYER_ETHERNET)
+				print_port_qos(o, &p->qos);
 			ll_out_close_object(o);
 		}
 		ll_out_close_array(o);
