@@ -180,3 +180,119 @@ void ll_launch_plan_job(struct ll_plan *plan, const struct ll_launch_job *job)
 	else
 		put(plan, "nccl_log", NULL, false, "--exec: nobody is left to watch NCCL's log");
 }
+
+int ll_launch_plan_bootstrap(struct ll_plan *plan, const struct ll_torch_facts *torch, const char *not_asked,
+			     char *const *environ, struct ll_error *err)
+{
+	const struct ll_setting *old = ll_plan_get(plan, LL_BOOTSTRAP_ENV);
+	const char *env = environ ? ll_env_get(environ, LL_BOOTSTRAP_ENV) : NULL;
+	const char *version = torch && torch->version ? torch->version : "(unknown version)";
+	_cleanup_free_ char *why = NULL;
+
+	if (old && old->source > LL_SOURCE_LAUNCH)
+		return 0;
+	if (env) {
+		ll_plan_set(plan, LL_BOOTSTRAP_ENV, env, LL_SOURCE_ENVIRONMENT, NULL,
+			    "the environment's: llmlaunch does not choose the bootstrap's features", true);
+		return 0;
+	}
+	if (!torch) {
+		why = ll_asprintf("torch was not asked (%s): no bootstrap", not_asked ? not_asked : "no interpreter");
+		ll_plan_set(plan, LL_BOOTSTRAP_ENV, NULL, LL_SOURCE_LAUNCH, NULL, why, true);
+		return 0;
+	}
+	switch (torch->libuv) {
+	case LL_TORCH_LIBUV_MISSING:
+		why = ll_asprintf("torch %s is built without libuv, and TCPStore asks for it by default since torch 2.4: "
+				  "torchrun and each worker start through llmlaunch's bootstrap, which makes "
+				  "use_libuv=False the default (torch's error otherwise: 'use_libuv was requested but "
+				  "PyTorch was build without libuv support')",
+				  version);
+		ll_plan_set(plan, LL_BOOTSTRAP_ENV, LL_BOOTSTRAP_LIBUV_OFF, LL_SOURCE_LAUNCH, NULL, why, true);
+		return 0;
+	case LL_TORCH_LIBUV_NO_KNOB:
+		why = ll_asprintf("torch %s is built without libuv, asks for it, and its TCPStore takes no use_libuv: "
+				  "the bootstrap cannot turn it off",
+				  version);
+		ll_plan_set(plan, LL_BOOTSTRAP_ENV, NULL, LL_SOURCE_LAUNCH, NULL, why, true);
+		ll_error_set(err, -ENOTSUP,
+			     "torch %s%s%s cannot start its TCPStore: built without libuv, and no use_libuv parameter to "
+			     "turn libuv off",
+			     version, torch->dir ? " in " : "", torch->dir ? torch->dir : "");
+		return ll_error_hint(err, "install a torch built with libuv (PyTorch's own wheels are), or one whose "
+					  "TCPStore takes use_libuv (2.4 and later)"),
+		       -ENOTSUP;
+	case LL_TORCH_LIBUV_WORKS:
+		why = ll_asprintf("torch %s starts its TCPStore as it is: no bootstrap", version);
+		break;
+	case LL_TORCH_LIBUV_NOT_ASKED:
+		why = ll_asprintf("torch %s predates TCPStore's libuv default (2.4): no bootstrap", version);
+		break;
+	case LL_TORCH_LIBUV_UNKNOWN:
+	default:
+		why = ll_asprintf("torch's TCPStore was not asked about libuv (%s): no bootstrap",
+				  torch->error ? torch->error : "no answer");
+		break;
+	}
+	ll_plan_set(plan, LL_BOOTSTRAP_ENV, NULL, LL_SOURCE_LAUNCH, NULL, why, true);
+	return 0;
+}
+
+/* torch's NCCL switches renamed in torch 2.2 (pytorch commit 8f8722e3, "NCCL_* env
+ * vars -> TORCH_NCCL_*"): 2.2 and later read the new name and still the old one,
+ * with a deprecation warning (getCvarString in c10d's Utils.hpp); 1.13 reads the
+ * old one only. */
+static const struct {
+	const char *now, *before;
+} torch_renamed[] = {
+	{ "TORCH_NCCL_ASYNC_ERROR_HANDLING", "NCCL_ASYNC_ERROR_HANDLING" },
+	{ "TORCH_NCCL_BLOCKING_WAIT", "NCCL_BLOCKING_WAIT" },
+};
+#define TORCH_NCCL_RENAMED 202
+
+/* The value the job gets: the plan's (a profile, --set), else the environment's. */
+static const char *job_value(const struct ll_plan *plan, char *const *environ, const char *name)
+{
+	const struct ll_setting *s = ll_plan_get(plan, name);
+
+	if (s && s->exported)
+		return s->value;
+	return environ ? ll_env_get(environ, name) : NULL;
+}
+
+void ll_launch_lint_torch(struct ll_plan *plan, const struct ll_torch_facts *torch, char *const *environ)
+{
+	int code = torch ? ll_torch_version_code(torch->version) : -1;
+	const struct ll_setting *opts[64];
+	size_t n;
+
+	if (code < 0)
+		return;
+	n = ll_launch_options(plan, opts, LL_ARRAY_SIZE(opts));
+	for (size_t i = 0; i < n && i < LL_ARRAY_SIZE(opts); i++) {
+		const struct ll_torchrun_option *o = ll_torchrun_setting_option(opts[i]->name);
+
+		if (o && o->since > code)
+			ll_plan_lint_add(plan, LL_LINT_ERROR, opts[i]->name, true,
+					 "--%s (%s) is a torchrun option since torch %d.%d; torch %s would stop at "
+					 "'unrecognized arguments': remove it, or install torch %d.%d or later",
+					 o->name, opts[i]->origin ? opts[i]->origin : ll_source_name(opts[i]->source),
+					 o->since / 100, o->since % 100, torch->version, o->since / 100, o->since % 100);
+	}
+	for (size_t i = 0; i < LL_ARRAY_SIZE(torch_renamed); i++) {
+		const char *now = job_value(plan, environ, torch_renamed[i].now);
+		const char *before = job_value(plan, environ, torch_renamed[i].before);
+
+		if (code < TORCH_NCCL_RENAMED && now && !before)
+			ll_plan_lint_add(plan, LL_LINT_WARNING, torch_renamed[i].now, false,
+					 "torch %s reads %s, not %s (its name since torch 2.2): this setting does nothing "
+					 "here; set %s=%s too",
+					 torch->version, torch_renamed[i].before, torch_renamed[i].now,
+					 torch_renamed[i].before, now);
+		else if (code >= TORCH_NCCL_RENAMED && before && !now)
+			ll_plan_lint_add(plan, LL_LINT_INFO, torch_renamed[i].before, false,
+					 "torch %s still reads %s but warns that it is deprecated: its name since torch 2.2 "
+					 "is %s",
+					 torch->version, torch_renamed[i].before, torch_renamed[i].now);
+	}
+}
