@@ -61,12 +61,19 @@ struct ll_summary {
 	enum ll_tristate gdr_ready;
 	char *net;                  /* chosen transport: "IB", "Socket" or NCCL_NET's value */
 	char *ib_hca;               /* planned NCCL_IB_HCA, NULL unset */
+	/* The RoCE QoS of the active Ethernet ports and the planned class, one text
+	 * ("class 106; forced none, trust dscp, PFC 3, ECN 3, RoCE MTU 4096"), NULL
+	 * without RoCE ports (docs/roce.md). */
+	char *qos;
 	struct ll_summary_if *ifs;
 	size_t n_ifs;
 };
 
 void ll_summary_free(struct ll_summary *s);
 static inline void ll_summary_freep(struct ll_summary **s) { if (*s) { ll_summary_free(*s); *s = NULL; } }
+
+/* The QoS text of ll_summary's qos for facts and a plan; NULL without RoCE ports. */
+char *ll_summary_qos_text(const struct ll_facts *f, const struct ll_plan *plan);
 
 /* Compact JSON (one line, short keys; about 100 bytes plus 60 per port and address). */
 char *ll_summary_serialize(const struct ll_summary *s);

@@ -229,6 +229,7 @@ int ll_summary_build(const struct ll_facts *f, const struct ll_plan *plan, struc
 	v = world_input(plan, "torchrun.master_port");
 	s->master_port = v ? atoi(v) : 0;
 	s->ib_hca = ll_strdup(ll_plan_value(plan, "NCCL_IB_HCA"));
+	s->qos = ll_summary_qos_text(f, plan);
 
 	for (size_t i = 0; i < f->n_netifs; i++) {
 		const struct ll_netif *n = &f->netifs[i];

@@ -36,6 +36,7 @@ void ll_summary_free(struct ll_summary *s)
 	free(s->ports);
 	free(s->net);
 	free(s->ib_hca);
+	free(s->qos);
 	for (size_t i = 0; i < s->n_ifs; i++) {
 		free(s->ifs[i].name);
 		free(s->ifs[i].addr);
@@ -72,6 +73,8 @@ char *ll_summary_serialize(const struct ll_summary *s)
 	json_object_set_new(root, "gdr", json_integer(s->gdr_ready));
 	json_object_set_new(root, "net", json_string_or_null(s->net));
 	json_object_set_new(root, "hca", json_string_or_null(s->ib_hca));
+	if (s->qos)
+		json_object_set_new(root, "qos", json_string(s->qos));
 	for (size_t i = 0; i < s->n_ifs; i++) {
 		const struct ll_summary_if *f = &s->ifs[i];
 		json_array_append_new(ifs, json_pack("[s,s,i,s,i]", f->name, if_kind_codes[f->kind],
@@ -121,6 +124,8 @@ int ll_summary_parse(const char *text, const char *who, struct ll_summary **ret,
 	s->gpu_model = dup_or_null(json_object_get(root, "model"));
 	s->net = dup_or_null(json_object_get(root, "net"));
 	s->ib_hca = dup_or_null(json_object_get(root, "hca"));
+	/* Absent in summaries of older llmlaunch: no RoCE QoS compared. */
+	s->qos = dup_or_null(json_object_get(root, "qos"));
 	v = json_object_get(root, "mport");
 	s->master_port = json_is_integer(v) && json_integer_value(v) > 0 && json_integer_value(v) <= 65535
 				 ? (int)json_integer_value(v)
@@ -197,9 +202,9 @@ uint64_t ll_summary_hw_digest(const struct ll_summary *s)
 	uint64_t h;
 
 	ll_buf_init(&b);
-	ll_buf_addf(&b, "gpus=%d;model=%s;nproc=%d;mport=%d;gid=%d;gdr=%d;net=%s;hca=%s;ports=", s->n_gpus,
+	ll_buf_addf(&b, "gpus=%d;model=%s;nproc=%d;mport=%d;gid=%d;gdr=%d;net=%s;hca=%s;qos=%s;ports=", s->n_gpus,
 		    s->gpu_model ? s->gpu_model : "", s->nproc_per_node, s->master_port, s->gid_index,
-		    (int)s->gdr_ready, s->net ? s->net : "", s->ib_hca ? s->ib_hca : "");
+		    (int)s->gdr_ready, s->net ? s->net : "", s->ib_hca ? s->ib_hca : "", s->qos ? s->qos : "");
 	for (size_t i = 0; i < s->n_ports; i++)
 		ports[i] = ll_asprintf("%s:%u:%d:%d:%.1f:%d", s->ports[i].device ? s->ports[i].device : "",
 				       s->ports[i].port, (int)s->ports[i].state, (int)s->ports[i].link_layer,
@@ -214,6 +219,77 @@ uint64_t ll_summary_hw_digest(const struct ll_summary *s)
 	h = ll_hash(b.s, b.len);
 	ll_buf_release(&b);
 	return h;
+}
+
+static void mask_add(struct ll_buf *b, int mask)
+{
+	bool any = false;
+
+	if (mask < 0) {
+		ll_buf_add(b, "?");
+		return;
+	}
+	for (int p = 0; p < 8; p++)
+		if (mask & (1 << p)) {
+			ll_buf_addf(b, "%s%d", any ? "," : "", p);
+			any = true;
+		}
+	if (!any)
+		ll_buf_add(b, "none");
+}
+
+char *ll_summary_qos_text(const struct ll_facts *f, const struct ll_plan *plan)
+{
+	const char *tc = plan ? ll_plan_value(plan, "NCCL_IB_TC") : NULL;
+	char **texts = NULL;
+	size_t n = 0;
+	struct ll_buf b;
+	char *ret;
+
+	for (size_t d = 0; d < f->n_rdma; d++)
+		for (size_t k = 0; k < f->rdma[d].n_ports; k++) {
+			const struct ll_rdma_port *p = &f->rdma[d].ports[k];
+			const struct ll_port_qos *q = &p->qos;
+			struct ll_buf t;
+			bool seen = false;
+
+			if (p->link_layer != LL_LINK_LAYER_ETHERNET ||
+			    (p->state != LL_PORT_ACTIVE && p->state != LL_PORT_ACTIVE_DEFER))
+				continue;
+			ll_buf_init(&t);
+			if (q->forced_tclass >= 0)
+				ll_buf_addf(&t, "forced %d", q->forced_tclass);
+			else
+				ll_buf_add(&t, q->forced_tclass == -1 ? "forced none" : "forced ?");
+			ll_buf_addf(&t, ", trust %s, PFC ", q->trust == LL_QOS_TRUST_DSCP ? "dscp"
+							    : q->trust == LL_QOS_TRUST_PCP ? "pcp" : "?");
+			mask_add(&t, q->pfc_mask);
+			ll_buf_add(&t, ", ECN ");
+			mask_add(&t, q->ecn_rp_mask);
+			if (q->active_mtu > 0)
+				ll_buf_addf(&t, ", RoCE MTU %d", q->active_mtu);
+			else
+				ll_buf_add(&t, ", RoCE MTU ?");
+			for (size_t i = 0; i < n && !seen; i++)
+				seen = strcmp(texts[i], t.s) == 0;
+			if (seen)
+				ll_buf_release(&t);
+			else
+				*(char **)ll_array_push(&texts, &n, sizeof(char *)) = ll_buf_detach(&t);
+		}
+	if (n == 0)
+		return NULL;
+	qsort(texts, n, sizeof(char *), cmp_str);
+	ll_buf_init(&b);
+	ll_buf_addf(&b, "class %s;", tc ? tc : "unset");
+	for (size_t i = 0; i < n; i++) {
+		ll_buf_addf(&b, "%s %s", i ? " /" : "", texts[i]);
+		free(texts[i]);
+	}
+	free(texts);
+	ret = ll_buf_detach(&b);
+	ll_buf_release(&b);
+	return ret;
 }
 
 char *ll_subnet_of(int family, const char *addr, unsigned prefixlen)

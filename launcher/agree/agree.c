@@ -438,6 +438,8 @@ static void compare(struct verdict *v, const struct ll_agree_node *nodes, const 
 	if (!ll_streq(s->ib_hca, r->ib_hca))
 		diff_add(&d, false, "NCCL_IB_HCA '%s', %s '%s'", s->ib_hca ? s->ib_hca : "unset", o,
 			    r->ib_hca ? r->ib_hca : "unset");
+	if (!ll_streq(s->qos, r->qos))
+		diff_add(&d, false, "RoCE QoS '%s', %s '%s'", s->qos ? s->qos : "none", o, r->qos ? r->qos : "none");
 	verdict_push(&v->hard, &v->n_hard, nodes, g, &d.hard);
 	verdict_push(&v->soft, &v->n_soft, nodes, g, &d.soft);
 	ll_buf_release(&d.hard);

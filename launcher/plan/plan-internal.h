@@ -84,6 +84,8 @@ int plan_placement_decide(struct plan_state *s, struct ll_error *err);
 void plan_lint_all(struct plan_state *s);
 /* What turns multi-node NVLink off or breaks it (lint-mnnvl.c), called by plan_lint_all(). */
 void plan_lint_mnnvl(struct plan_state *s);
+/* A RoCE plan's class against the host's QoS state (lint-roce.c), called by plan_lint_all(). */
+void plan_lint_roce(struct plan_state *s);
 /* NCCL's configuration files against the plan (plan-conf.c), after every layer. */
 void plan_conf_apply(struct plan_state *s);
 

@@ -628,6 +628,162 @@ static void decide_gid_index(struct plan_state *s)
 	ll_buf_release(&unknown);
 }
 
+/* ---- RoCE traffic class (docs/roce.md) ---------------------------------------
+
+ * NCCL puts NCCL_IB_TC in the GRH traffic class of every RoCE QP and NCCL_IB_SL in
+ * its address vector; NCCL_IB_FIFO_TC (2.22.3 and later) in the QPs of its control
+ * messages, NCCL_IB_TC when unset (NCCL src/transport/net_ib, ncclIbRtrQp). The
+ * class's upper six bits are the DSCP, the lower two the ECN field (RFC 2474, RFC
+ * 3168): a DSCP the port's DCB table maps to the one priority with PFC gives a
+ * lossless class; with ECN on for that priority, ECT(0) (binary 10) lets the switches
+ * mark congestion for DCQCN. */
+
+/* NVIDIA's RoCE configuration guides put RoCE on DSCP 26 (AF31) and CNPs on 48: 26
+ * is taken when it maps to the lossless priority, else the lowest DSCP that does. */
+#define LL_ROCE_PREFERRED_DSCP 26
+
+/* The single priority set in mask, -1 when none or several. */
+static int single_priority(int mask)
+{
+	return mask > 0 && (mask & (mask - 1)) == 0 ? __builtin_ctz((unsigned)mask) : -1;
+}
+
+enum class_kind { CLASS_NONE = 0, CLASS_FORCED, CLASS_DERIVED, CLASS_SL };
+
+struct port_class {
+	enum class_kind kind;
+	int value;       /* the class (FORCED, DERIVED) or the service level (SL) */
+	int dscp, prio;  /* DERIVED: the DSCP and its priority */
+	bool ecn;        /* DERIVED: ECN on for the priority */
+	char *missing;   /* NONE: what is missing, malloc'ed */
+};
+
+static void port_class_of(const struct ll_port_qos *q, struct port_class *c)
+{
+	const char *dcb_why = ll_port_qos_dcb_why(q);
+	int prio, dscp = -1;
+
+	memset(c, 0, sizeof(*c));
+	if (q->forced_tclass >= 0) {
+		c->kind = CLASS_FORCED;
+		c->value = q->forced_tclass;
+		return;
+	}
+	if (dcb_why) {
+		c->missing = ll_asprintf("DCB state unknown: %s", dcb_why);
+		return;
+	}
+	if (q->pfc_mask < 0 || q->trust == LL_QOS_TRUST_UNKNOWN) {
+		c->missing = ll_strdup("DCB answered without PFC or APP table");
+		return;
+	}
+	if (q->pfc_mask == 0) {
+		c->missing = ll_strdup("no priority has PFC (lossy RoCE)");
+		return;
+	}
+	prio = single_priority(q->pfc_mask);
+	if (prio < 0) {
+		c->missing = ll_strdup("several priorities have PFC: which one RoCE should use is site policy");
+		return;
+	}
+	if (q->trust == LL_QOS_TRUST_PCP) {
+		/* Trust PCP: the NIC sends RoCE on the priority of the QP's SL (mlx5 puts the
+		 * address vector's SL in the frame's 802.1p priority). */
+		c->kind = CLASS_SL;
+		c->value = prio;
+		return;
+	}
+	if (q->dscp_prio[LL_ROCE_PREFERRED_DSCP] == prio)
+		dscp = LL_ROCE_PREFERRED_DSCP;
+	for (int d = 0; d < 64 && dscp < 0; d++)
+		if (q->dscp_prio[d] == prio)
+			dscp = d;
+	if (dscp < 0) {
+		c->missing = ll_asprintf("trust DSCP, PFC on priority %d, but no DSCP maps to it", prio);
+		return;
+	}
+	c->kind = CLASS_DERIVED;
+	c->dscp = dscp;
+	c->prio = prio;
+	c->ecn = q->ecn_rp_mask > 0 && (q->ecn_rp_mask & (1 << prio));
+	c->value = dscp << 2 | (c->ecn ? 2 : 0);
+}
+
+static void decide_traffic_class(struct plan_state *s)
+{
+	const struct ll_facts *f = s->f;
+	const struct plan_net *net = &s->net;
+	struct port_class first = { 0 };
+	struct ll_buf ports, missing, differ;
+	bool same = true;
+	char num[16];
+
+	if (net->n_chosen == 0 || net->link_layer != LL_LINK_LAYER_ETHERNET)
+		return;
+	ll_buf_init(&ports);
+	ll_buf_init(&missing);
+	ll_buf_init(&differ);
+	for (size_t i = 0; i < net->n_chosen; i++) {
+		const struct ll_rdma_device *d = &f->rdma[net->chosen_dev[i]];
+		const struct ll_rdma_port *p = &d->ports[net->chosen_port[i]];
+		struct port_class c;
+
+		port_class_of(&p->qos, &c);
+		ll_buf_addf(&ports, "%s%s:%u", ports.len ? ", " : "", d->name, p->number);
+		if (c.kind == CLASS_NONE)
+			ll_buf_addf(&missing, "%s%s:%u: %s", missing.len ? "; " : "", d->name, p->number, c.missing);
+		ll_buf_addf(&differ, "%s%s:%u %s %d", differ.len ? ", " : "", d->name, p->number,
+			    c.kind == CLASS_FORCED ? "forced class" : c.kind == CLASS_DERIVED ? "class"
+				: c.kind == CLASS_SL ? "SL" : "unknown", c.value);
+		if (i == 0)
+			first = c;
+		else {
+			same &= c.kind == first.kind && c.value == first.value;
+			free(c.missing);
+		}
+	}
+	if (missing.len) {
+		plan_decide(s, "NCCL_IB_TC", NULL, LL_SOURCE_PROBE, true,
+			    "no lossless class can be derived (%s): NCCL's default class 0", missing.s);
+		plan_decide(s, "NCCL_IB_SL", NULL, LL_SOURCE_PROBE, true, "no lossless priority known: NCCL's default 0");
+	} else if (!same) {
+		plan_decide(s, "NCCL_IB_TC", NULL, LL_SOURCE_PROBE, true,
+			    "the ports' classes differ (%s): one NCCL_IB_TC cannot fit all, left unset", differ.s);
+		plan_decide(s, "NCCL_IB_SL", NULL, LL_SOURCE_PROBE, true, "the ports' classes differ (%s)", differ.s);
+		plan_lint(s, LL_LINT_WARNING, "NCCL_IB_TC",
+			  "the RoCE ports' QoS differs (%s): NCCL uses one class on all of them", differ.s);
+	} else if (first.kind == CLASS_FORCED) {
+		plan_decide(s, "NCCL_IB_TC", NULL, LL_SOURCE_PROBE, true,
+			    "the driver forces class %d on %s (MLNX_OFED tc/N/traffic_class): the driver decides, "
+			    "whatever NCCL asks for; left unset", first.value, ports.s);
+		plan_decide(s, "NCCL_IB_SL", NULL, LL_SOURCE_PROBE, true,
+			    "the driver forces class %d: its priority follows from it; NCCL's default 0", first.value);
+	} else if (first.kind == CLASS_SL) {
+		snprintf(num, sizeof(num), "%d", first.value);
+		plan_decide(s, "NCCL_IB_TC", NULL, LL_SOURCE_PROBE, true,
+			    "trust PCP on %s: the class's DSCP does not choose the priority; NCCL's default 0", ports.s);
+		plan_decide(s, "NCCL_IB_SL", num, LL_SOURCE_PROBE, true,
+			    "trust PCP, PFC only on priority %d on %s: the service level is the frames' priority",
+			    first.value, ports.s);
+	} else {
+		snprintf(num, sizeof(num), "%d", first.value);
+		plan_decide(s, "NCCL_IB_TC", num, LL_SOURCE_PROBE, true,
+			    "trust DSCP, PFC only on priority %d on %s; DSCP %d maps to it: class %d = DSCP %d << 2%s",
+			    first.prio, ports.s, first.dscp, first.value, first.dscp,
+			    first.ecn ? " | 2 (ECT(0): ECN is on for that priority)"
+				      : " (ECN bits clear: ECN off or unknown for that priority)");
+		plan_decide(s, "NCCL_IB_SL", NULL, LL_SOURCE_PROBE, true,
+			    "trust DSCP: the priority comes from the class's DSCP; NCCL's default 0");
+	}
+	plan_decide(s, "NCCL_IB_FIFO_TC", NULL, LL_SOURCE_PROBE, true,
+		    "NCCL 2.22.3 and later send control messages with NCCL_IB_TC when this is unset "
+		    "(ncclIbRtrQp); older NCCL ignore it");
+	free(first.missing);
+	ll_buf_release(&ports);
+	ll_buf_release(&missing);
+	ll_buf_release(&differ);
+}
+
 static void decide_rdma(struct plan_state *s)
 {
 	const struct ll_facts *f = s->f;
@@ -893,6 +1049,7 @@ int plan_net_decide(struct plan_state *s, struct ll_error *err)
 	decide_rdma(s);
 	decide_plugin(s);
 	decide_gid_index(s);
+	decide_traffic_class(s);
 	decide_gdr(s);
 	return 0;
 }

@@ -887,10 +887,46 @@ static void test_deadlines(void **state)
 	ll_buf_release(&b);
 }
 
+/* Two RoCE nodes whose ports differ in PFC (tests/integration: the QoS facts come from
+ * the probe; here the summaries carry them): the agreement names the one that differs,
+ * and the QoS text survives the summary's JSON form. */
+static void test_roce_qos_differs(void **state)
+{
+	struct cluster *c = cluster_new(3, false);
+	struct ll_agree_result res;
+	struct ll_error err = { 0 };
+	struct ll_summary *back = NULL;
+	char *text;
+
+	(void)state;
+	for (size_t i = 0; i < 3; i++)
+		c->sums[i]->qos = ll_strdup("class 106; forced none, trust dscp, PFC 3, ECN 3, RoCE MTU 4096");
+	free(c->sums[1]->qos);
+	c->sums[1]->qos = ll_strdup("class unset; forced none, trust dscp, PFC none, ECN 3, RoCE MTU 4096");
+	cluster_seal(c);
+	assert_int_not_equal(c->nodes[0].hw_digest, c->nodes[1].hw_digest);
+	assert_int_equal(c->nodes[0].hw_digest, c->nodes[2].hw_digest);
+	assert_int_equal(decide(c, 0, false, &res, &err), 0);
+	assert_int_equal(res.n_warnings, 1);
+	assert_string_equal(res.warnings[0],
+			    "gpu00002: RoCE QoS 'class unset; forced none, trust dscp, PFC none, ECN 3, RoCE MTU 4096', "
+			    "the other 2 nodes 'class 106; forced none, trust dscp, PFC 3, ECN 3, RoCE MTU 4096'");
+	ll_agree_result_release(&res);
+
+	text = ll_summary_serialize(c->sums[1]);
+	assert_int_equal(ll_summary_parse(text, "gpu00002", &back, &err), 0);
+	assert_string_equal(back->qos, c->sums[1]->qos);
+	assert_int_equal(ll_summary_hw_digest(back), c->nodes[1].hw_digest);
+	ll_summary_free(back);
+	free(text);
+	cluster_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_single_node),
+		cmocka_unit_test(test_roce_qos_differs),
 		cmocka_unit_test(test_four_nodes_subnet),
 		cmocka_unit_test(test_subnet_preference),
 		cmocka_unit_test(test_no_common_subnet),
