@@ -246,6 +246,16 @@ static char *cache_dir(int *ret_r, char **ret_bad)
 	return dir;
 }
 
+char *ll_cache_dir(int *ret_r, char **ret_bad)
+{
+	return cache_dir(ret_r, ret_bad);
+}
+
+const char *ll_cache_dir_error(int r)
+{
+	return dir_error(r);
+}
+
 int ll_cache_open(struct ll_cache *c, const struct ll_probe_options *opts)
 {
 	_cleanup_free_ char *dir = NULL, *bad = NULL;

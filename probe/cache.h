@@ -33,6 +33,12 @@ struct ll_cache {
 	struct ll_cache_key key;
 };
 
+/* The cache directory (created 0700 and checked), malloc'ed; NULL when there is
+ * none that is ours alone: *ret_r is then -errno with *ret_bad the directory at
+ * fault (describe it with ll_cache_dir_error), or 0 (no candidate). */
+char *ll_cache_dir(int *ret_r, char **ret_bad);
+const char *ll_cache_dir_error(int r);
+
 /* May this live probe use the cache? 0 and c filled (directory created 0700 and
  * checked: ours, no symlink, not writable by others), or -errno with the reason in
  * the cache status (struct ll_probe_report). Call ll_cache_close either way. */

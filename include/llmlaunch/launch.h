@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 #include "llmlaunch/plan.h"
+#include "llmlaunch/torch.h"
 #include "llmlaunch/torchrun-options.h"
 #include "llmlaunch/util.h"
 
@@ -46,6 +47,24 @@ struct ll_launch_job {
  * user's NCCL_DEBUG_FILE (environment, command line, local profile), or none when
  * the user's NCCL_DEBUG logs to the job's output (the reason says so). */
 void ll_launch_plan_job(struct ll_plan *plan, const struct ll_launch_job *job);
+/* The bootstrap (python/llmlaunch_boot.py, docs/launch.md "The bootstrap"): the one
+ * place where llmlaunch runs code in torchrun's process and each worker before the
+ * script. LLMLAUNCH_BOOTSTRAP lists its features, comma-separated; set, torchrun
+ * and the workers start as `PYTHON BOOTSTRAP -m torch.distributed.run ...` and
+ * `PYTHON -u BOOTSTRAP SCRIPT ...`. */
+#define LL_BOOTSTRAP_ENV "LLMLAUNCH_BOOTSTRAP"
+#define LL_BOOTSTRAP_FILE "llmlaunch_boot.py"
+#define LL_BOOTSTRAP_LIBUV_OFF "libuv-off"
+
+/* Write LLMLAUNCH_BOOTSTRAP into `plan` (source launch, exported) from what the job's
+ * torch is: "libuv-off" where torch asks for libuv by default and is built without
+ * it. `torch` NULL: torch was not asked, and `not_asked` says why. The user's own
+ * value (environment, --set, a profile) is kept. -ENOTSUP with err set (the value
+ * and its reason are in the plan either way) where the bootstrap cannot make this
+ * torch start: built without libuv and no use_libuv parameter to turn it off. */
+int ll_launch_plan_bootstrap(struct ll_plan *plan, const struct ll_torch_facts *torch, const char *not_asked,
+			     char *const *environ, struct ll_error *err);
+
 /* An NCCL_DEBUG_FILE pattern ("DIR/nccl.%h.%p") as the directory to watch and the
  * prefix of its files' names ("nccl."), both malloc'ed; -EINVAL when the directory
  * itself varies by host or process. */
@@ -66,6 +85,7 @@ struct ll_launch_request {
 	char *const *script_args;
 	size_t n_script_args;
 	char *const *environ;       /* inherited environment, NULL-terminated; NULL: empty */
+	const char *bootstrap;      /* the bootstrap's path: needed when the plan sets LLMLAUNCH_BOOTSTRAP */
 };
 
 struct ll_launch {

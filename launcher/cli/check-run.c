@@ -447,7 +447,9 @@ int ll_cli_check(const struct ll_check_request *req, struct ll_error *err)
 			char *args[] = { "--out", out_path, "--node-name", (char *)name, partners, "--sizes", sizes,
 					 "--pair-bytes", pair_bytes, "--iters", iters, "--reps", reps, "--lat-iters",
 					 lat_iters, "--allreduce-reps", ar_reps, "--nccl-flag", flag_path };
+			_cleanup_free_ char *boot = run_bootstrap_file(plan);
 			struct ll_launch_request lr = {
+				.bootstrap = boot,
 				.self_exe = req->self_exe,
 				.python = req->python,
 				.script = script,

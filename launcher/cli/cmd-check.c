@@ -120,6 +120,8 @@ int cmd_check(int argc, char **argv, struct ll_ctx *ctx)
 		r = run_check_plan(plan, &err);
 	if (r >= 0)
 		r = run_check_torch(python, 0, &err);
+	if (r >= 0)
+		r = run_plan_bootstrap(plan, python, ctx, &err);
 	if (r >= 0) {
 		/* As a launch: every node proves it reaches the master before anything starts. */
 		o.agree.prove = true;

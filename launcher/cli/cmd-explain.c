@@ -7,6 +7,7 @@
 #include "llmlaunch/output.h"
 #include "llmlaunch/agree.h"
 #include "llmlaunch/launch.h"
+#include "cmd-run-internal.h"
 #include "llmlaunch/plan-cmd.h"
 
 extern char **environ;
@@ -229,8 +230,18 @@ int cmd_explain(int argc, char **argv, struct ll_ctx *ctx)
 		 * log for the watcher), so that explain shows what reaches torchrun. */
 		_cleanup_free_ char *dir = ll_jobdir_pattern(NULL);
 
+		_cleanup_free_ char *python = NULL;
+		struct ll_error berr = { 0 };
+
 		ll_launch_plan_job(plan, &(struct ll_launch_job){
 						 .dir = dir, .records = true, .watch = true, .environ = environ });
+		/* The bootstrap's decision is shown with its reason; one that stops `run`
+		 * is shown as such, not as explain's failure. */
+		if (run_find_program(run_choose_python(NULL, plan), &python, NULL) < 0)
+			python = NULL;
+		if (run_plan_bootstrap(plan, python, ctx, &berr) < 0)
+			ll_warnf("%s", berr.message);
+		ll_error_clear(&berr);
 	}
 
 	out = ll_out_new(stdout, o.json);

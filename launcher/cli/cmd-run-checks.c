@@ -12,6 +12,7 @@
 
 #include "cmd-run-internal.h"
 #include "llmlaunch/child.h"
+#include "llmlaunch/paths.h"
 #include "llmlaunch/profile.h"
 
 #define TORCH_CHECK_TIMEOUT_S 60.0
@@ -162,4 +163,38 @@ int run_check_plan(const struct ll_plan *plan, struct ll_error *err)
 		return -EPERM;
 	}
 	return 0;
+}
+
+int run_plan_bootstrap(struct ll_plan *plan, const char *python, const struct ll_ctx *ctx, struct ll_error *err)
+{
+	struct ll_torch_facts torch = { 0 };
+	int r;
+
+	/* A snapshot or a fake /sys describes another node: its torch is not this one's. */
+	if (ctx->probe.topology_file || ctx->probe.fsroot)
+		return ll_launch_plan_bootstrap(plan, NULL,
+						ctx->probe.topology_file ? "--topology describes another node"
+									 : "--fsroot describes another node",
+						environ, err);
+	if (!python)
+		return ll_launch_plan_bootstrap(plan, NULL, "no interpreter found", environ, err);
+	ll_torch_probe(python, environ, ctx->probe.no_cache, &torch);
+	r = ll_launch_plan_bootstrap(plan, &torch, NULL, environ, err);
+	ll_torch_facts_release(&torch);
+	return r;
+}
+
+char *run_bootstrap_file(const struct ll_plan *plan)
+{
+	const char *features = ll_plan_value(plan, LL_BOOTSTRAP_ENV);
+	char *path;
+
+	if (!features || !*features)
+		return NULL;
+	path = ll_installed_python_file(LL_BOOTSTRAP_FILE);
+	if (path && access(path, R_OK) < 0) {
+		free(path);
+		return NULL; /* ll_launch_build names what is missing */
+	}
+	return path;
 }

@@ -145,7 +145,7 @@ int cmd_run(int argc, char **argv, struct ll_ctx *ctx)
 	_cleanup_(ll_profile_set_freep) struct ll_profile_set *profiles = NULL;
 	_cleanup_free_ char *early_python = NULL;
 	pid_t early_check = 0;
-	_cleanup_free_ char *python = NULL, *self = NULL, *missing = NULL;
+	_cleanup_free_ char *python = NULL, *self = NULL, *missing = NULL, *boot = NULL;
 	struct run_job job = { .dir = { .lock_fd = -1 } };
 	struct run_job_options jo;
 	struct ll_cluster cluster = { 0 };
@@ -193,6 +193,13 @@ int cmd_run(int argc, char **argv, struct ll_ctx *ctx)
 	self = run_self_exe(&err);
 	if (!self)
 		goto fail;
+	/* torch's own start (libuv) is the plan's business too: what reaches torchrun. */
+	r = run_plan_bootstrap(plan, python, ctx, &err);
+	if (r < 0) {
+		ll_error_hint(&err, "nothing was started; 'llmlaunch explain' says why");
+		goto fail;
+	}
+	boot = run_bootstrap_file(plan);
 	req = (struct ll_launch_request){
 		.self_exe = self,
 		.python = python,
@@ -201,6 +208,7 @@ int cmd_run(int argc, char **argv, struct ll_ctx *ctx)
 		.script_args = o.script_args,
 		.n_script_args = o.n_script_args,
 		.environ = environ,
+		.bootstrap = boot,
 	};
 	jo = (struct run_job_options){
 		.dry_run = o.dry_run,

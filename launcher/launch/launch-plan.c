@@ -180,3 +180,60 @@ void ll_launch_plan_job(struct ll_plan *plan, const struct ll_launch_job *job)
 	else
 		put(plan, "nccl_log", NULL, false, "--exec: nobody is left to watch NCCL's log");
 }
+
+int ll_launch_plan_bootstrap(struct ll_plan *plan, const struct ll_torch_facts *torch, const char *not_asked,
+			     char *const *environ, struct ll_error *err)
+{
+	const struct ll_setting *old = ll_plan_get(plan, LL_BOOTSTRAP_ENV);
+	const char *env = environ ? ll_env_get(environ, LL_BOOTSTRAP_ENV) : NULL;
+	const char *version = torch && torch->version ? torch->version : "(unknown version)";
+	_cleanup_free_ char *why = NULL;
+
+	if (old && old->source > LL_SOURCE_LAUNCH)
+		return 0;
+	if (env) {
+		ll_plan_set(plan, LL_BOOTSTRAP_ENV, env, LL_SOURCE_ENVIRONMENT, NULL,
+			    "the environment's: llmlaunch does not choose the bootstrap's features", true);
+		return 0;
+	}
+	if (!torch) {
+		why = ll_asprintf("torch was not asked (%s): no bootstrap", not_asked ? not_asked : "no interpreter");
+		ll_plan_set(plan, LL_BOOTSTRAP_ENV, NULL, LL_SOURCE_LAUNCH, NULL, why, true);
+		return 0;
+	}
+	switch (torch->libuv) {
+	case LL_TORCH_LIBUV_MISSING:
+		why = ll_asprintf("torch %s is built without libuv, and TCPStore asks for it by default since torch 2.4: "
+				  "torchrun and each worker start through llmlaunch's bootstrap, which makes "
+				  "use_libuv=False the default (torch's error otherwise: 'use_libuv was requested but "
+				  "PyTorch was build without libuv support')",
+				  version);
+		ll_plan_set(plan, LL_BOOTSTRAP_ENV, LL_BOOTSTRAP_LIBUV_OFF, LL_SOURCE_LAUNCH, NULL, why, true);
+		return 0;
+	case LL_TORCH_LIBUV_NO_KNOB:
+		why = ll_asprintf("torch %s is built without libuv, asks for it, and its TCPStore takes no use_libuv: "
+				  "the bootstrap cannot turn it off",
+				  version);
+		ll_plan_set(plan, LL_BOOTSTRAP_ENV, NULL, LL_SOURCE_LAUNCH, NULL, why, true);
+		ll_error_set(err, -ENOTSUP,
+			     "torch %s%s%s cannot start its TCPStore: built without libuv, and no use_libuv parameter to "
+			     "turn libuv off",
+			     version, torch->dir ? " in " : "", torch->dir ? torch->dir : "");
+		return ll_error_hint(err, "install a torch built with libuv (PyTorch's own wheels are), or one whose "
+					  "TCPStore takes use_libuv (2.4 and later)"),
+		       -ENOTSUP;
+	case LL_TORCH_LIBUV_WORKS:
+		why = ll_asprintf("torch %s starts its TCPStore as it is: no bootstrap", version);
+		break;
+	case LL_TORCH_LIBUV_NOT_ASKED:
+		why = ll_asprintf("torch %s predates TCPStore's libuv default (2.4): no bootstrap", version);
+		break;
+	case LL_TORCH_LIBUV_UNKNOWN:
+	default:
+		why = ll_asprintf("torch's TCPStore was not asked about libuv (%s): no bootstrap",
+				  torch->error ? torch->error : "no answer");
+		break;
+	}
+	ll_plan_set(plan, LL_BOOTSTRAP_ENV, NULL, LL_SOURCE_LAUNCH, NULL, why, true);
+	return 0;
+}

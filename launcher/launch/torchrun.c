@@ -4,7 +4,10 @@
  * The shape is always `PYTHON -m torch.distributed.run [options] ENTRY ARGS`, with
  * ENTRY `--no_python LLMLAUNCH __worker -- PYTHON -u SCRIPT` (torchrun itself would
  * run `PYTHON -u SCRIPT`, so the worker adds the same -u): the worker binds the rank
- * and records how the script ended, which torchrun does not pass on. */
+ * and records how the script ended, which torchrun does not pass on. Where the plan
+ * sets LLMLAUNCH_BOOTSTRAP, PYTHON is followed by the bootstrap's path in both
+ * places (`PYTHON BOOT -m torch.distributed.run`, `PYTHON -u BOOT SCRIPT`): it runs
+ * its features, then the target as the interpreter would have. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -164,6 +167,8 @@ int ll_launch_build(const struct ll_plan *plan, const struct ll_launch_request *
 	struct ll_launch *l;
 	size_t n_opts;
 	bool no_python, run_path;
+	const char *features = ll_plan_value(plan, LL_BOOTSTRAP_ENV);
+	const char *boot = features && *features ? req->bootstrap : NULL;
 
 	if (!req->python || (!req->script && !req->module))
 		return ll_error_set(err, -EINVAL, "cannot build the torchrun command: no interpreter or script");
@@ -174,9 +179,15 @@ int ll_launch_build(const struct ll_plan *plan, const struct ll_launch_request *
 	if (req->module && (no_python || run_path))
 		return ll_error_set(err, -EINVAL, "-m MODULE cannot be combined with --%s",
 				    no_python ? "no_python" : "run_path");
+	if (features && *features && !req->bootstrap)
+		return ll_error_set(err, -ENOENT, "cannot build the torchrun command: %s=%s needs llmlaunch's bootstrap "
+					"(%s), which was not found",
+				    LL_BOOTSTRAP_ENV, features, LL_BOOTSTRAP_FILE);
 	n_opts = ll_launch_options(plan, opts, LL_ARRAY_SIZE(opts));
 
 	strv_add(&argv, req->python);
+	if (boot)
+		strv_add(&argv, boot);
 	strv_add(&argv, "-m");
 	strv_add(&argv, "torch.distributed.run");
 	for (size_t i = 0; i < n_opts && i < LL_ARRAY_SIZE(opts); i++) {
@@ -196,6 +207,9 @@ int ll_launch_build(const struct ll_plan *plan, const struct ll_launch_request *
 		if (!no_python) {
 			strv_add(&argv, req->python);
 			strv_add(&argv, "-u");
+			/* --no_python runs a program of the user's, which is no Python file. */
+			if (boot)
+				strv_add(&argv, boot);
 		}
 	} else {
 		strv_add(&argv, "--run_path");

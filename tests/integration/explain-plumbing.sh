@@ -55,13 +55,20 @@ got=$(jq -r '.settings[] | select(.name == "NCCL_NET_GDR_LEVEL") | .value' "$tmp
 # A user without CAP_IPC_LOCK: an error, and `run` stops before starting anything.
 if command -v setpriv >/dev/null && [ "$(id -u)" = 0 ]; then
 	as_nobody() { (ulimit -l 64 && setpriv --reuid=65534 --regid=65534 --clear-groups "$@"); }
-	as_nobody "$LLMLAUNCH" explain --fsroot "$root" --json >"$tmp/nobody.json"
+	# nobody may not read the checkout or the build (a clone in /root is mode 700): it runs
+	# copies laid out as an installation, in this test's world-readable directory.
+	mkdir -p "$tmp/inst/bin" "$tmp/inst/share/llmlaunch"
+	cp "$LLMLAUNCH" "$tmp/inst/bin/llmlaunch"
+	cp -r "$LL_SRCDIR/profiles" "$LL_SRCDIR/python" "$tmp/inst/share/llmlaunch/"
+	cp "$LL_SRCDIR/examples/train.py" "$tmp/train.py"
+	chmod -R a+rX "$tmp"
+	as_nobody "$tmp/inst/bin/llmlaunch" explain --fsroot "$root" --json >"$tmp/nobody.json"
 	got=$(lint "$tmp/nobody.json" RLIMIT_MEMLOCK)
 	[ "$got" = "error: the locked-memory limit is 64 KiB (ulimit -l 64) and this process lacks CAP_IPC_LOCK: NCCL's RDMA memory registration will fail ('NCCL WARN Call to ibv_reg_mr failed'); raise it to unlimited: '* soft memlock unlimited' and '* hard memlock unlimited' in /etc/security/limits.conf (then log in again), 'docker run --ulimit memlock=-1', or LimitMEMLOCK=infinity in slurmd's systemd unit" ] ||
 		fail "memlock without CAP_IPC_LOCK: $got"
 	mkdir -m 1777 "$tmp/jobs"
 	set +e
-	TMPDIR=$tmp/jobs as_nobody "$LLMLAUNCH" run --fsroot "$root" --python /bin/true "$LL_SRCDIR/examples/train.py" \
+	TMPDIR=$tmp/jobs as_nobody "$tmp/inst/bin/llmlaunch" run --fsroot "$root" --python /bin/true "$tmp/train.py" \
 		>"$tmp/run.out" 2>"$tmp/run.err"
 	rc=$?
 	set -e

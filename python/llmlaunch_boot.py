@@ -1,0 +1,183 @@
+"""llmlaunch's bootstrap: the one place where llmlaunch runs code inside torchrun's
+process and each worker before the user's script (docs/launch.md, "The bootstrap").
+
+    PYTHON [-u] llmlaunch_boot.py -m MODULE [ARGS...]
+    PYTHON [-u] llmlaunch_boot.py SCRIPT [ARGS...]
+
+switches on the features that $LLMLAUNCH_BOOTSTRAP lists (comma-separated), then runs
+the target as `PYTHON -m MODULE ARGS` or `PYTHON SCRIPT ARGS` would: sys.argv, sys.path[0],
+__main__, __file__ and the exit status are those of a plain start. site and
+sitecustomize have already run (the interpreter runs them before this file); nothing
+here touches PYTHONPATH or imports torch: a feature that changes torch does so when the
+script imports it, so a script that sets its environment before `import torch` keeps
+that order.
+
+Features:
+  libuv-off  torch.distributed.TCPStore defaults to use_libuv=False. torch >= 2.4 asks
+             for libuv unless told otherwise, and a torch built without it (Debian 13's
+             2.6) fails in torchrun's rendezvous and the workers' agent-store client
+             ("use_libuv was requested but PyTorch was build without libuv support");
+             USE_LIBUV=0 does not reach every constructor. A caller's explicit
+             use_libuv is kept.
+
+A new feature is a function in FEATURES; an unknown name stops the start with one line
+(an older bootstrap than the llmlaunch that named it is an installation problem).
+"""
+import importlib.abc
+import importlib.machinery
+import os
+import sys
+
+ENV = "LLMLAUNCH_BOOTSTRAP"
+
+
+def _fail(message):
+    sys.stderr.write("llmlaunch bootstrap: %s\n" % message)
+    sys.exit(1)
+
+
+# ---- libuv-off ----------------------------------------------------------------
+
+def _patch_tcpstore(dist):
+    """Make use_libuv=False the default of dist.TCPStore and of every module of
+    torch.distributed that already holds the class under that name (rendezvous.py
+    binds it at import: `from torch.distributed import ... TCPStore`)."""
+    base = getattr(dist, "TCPStore", None)
+    if base is None or getattr(base, "_llmlaunch_libuv_off", False):
+        return
+    # torch < 2.3 has no use_libuv parameter: there is nothing to turn off.
+    if "use_libuv" not in (getattr(base.__init__, "__doc__", None) or ""):
+        return
+
+    class TCPStore(base):
+        _llmlaunch_libuv_off = True
+
+        def __init__(self, *args, **kwargs):
+            kwargs.setdefault("use_libuv", False)
+            super().__init__(*args, **kwargs)
+
+    TCPStore.__name__ = base.__name__
+    TCPStore.__qualname__ = base.__qualname__
+    TCPStore.__doc__ = base.__doc__
+    for name, module in list(sys.modules.items()):
+        if (name == "torch.distributed" or name.startswith("torch.distributed.")) and \
+                getattr(module, "TCPStore", None) is base:
+            module.TCPStore = TCPStore
+
+
+class _AfterImport(importlib.abc.MetaPathFinder):
+    """Run hook(module) once `name` has been imported, whoever imports it first."""
+
+    def __init__(self, name, hook):
+        self.name, self.hook = name, hook
+
+    def find_spec(self, fullname, path, target=None):
+        if fullname != self.name:
+            return None
+        sys.meta_path.remove(self)
+        # The finders after this one find the module as they would have.
+        for finder in sys.meta_path:
+            find = getattr(finder, "find_spec", None)
+            spec = find(fullname, path, target) if find else None
+            if spec is not None:
+                break
+        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            return spec
+        loader, hook = spec.loader, self.hook
+        exec_module = loader.exec_module
+
+        def exec_then_hook(module):
+            exec_module(module)
+            hook(module)
+
+        loader.exec_module = exec_then_hook
+        return spec
+
+
+def _libuv_off():
+    if "torch.distributed" in sys.modules:
+        _patch_tcpstore(sys.modules["torch.distributed"])
+    else:
+        sys.meta_path.insert(0, _AfterImport("torch.distributed", _patch_tcpstore))
+
+
+FEATURES = {
+    "libuv-off": _libuv_off,
+}
+
+
+# ---- the target, as a plain start runs it -------------------------------------
+
+def _run_script(path, args):
+    import types
+    # What `python SCRIPT` does: argv[0] is the script as given, sys.path[0] its
+    # directory (symlinks resolved), __file__ absolute (Python >= 3.9), and the code
+    # runs as the real __main__.
+    sys.argv = [path] + args
+    sys.path[0] = os.path.dirname(os.path.realpath(path))
+    if os.path.isdir(path) or not path.endswith(".py") and _is_zip(path):
+        import runpy
+        sys.path[0] = path
+        runpy.run_path(path, run_name="__main__")
+        return
+    filename = os.path.abspath(path) if sys.version_info >= (3, 9) else path
+    try:
+        with open(path, "rb") as f:
+            source = f.read()
+    except OSError as e:
+        sys.stderr.write("%s: can't open file %r: [Errno %d] %s\n" % (sys.executable, filename, e.errno, e.strerror))
+        sys.exit(2)
+    main = types.ModuleType("__main__")
+    main.__file__ = filename
+    main.__builtins__ = sys.modules["builtins"]
+    main.__loader__ = importlib.machinery.SourceFileLoader("__main__", filename)
+    main.__spec__ = None
+    sys.modules["__main__"] = main
+    code = compile(source, filename, "exec", dont_inherit=True)
+    del source
+    try:
+        exec(code, main.__dict__)
+    except (SystemExit, KeyboardInterrupt):
+        raise
+    except BaseException as e:
+        # The traceback a plain start prints: from the script's own frame on.
+        tb = e.__traceback__.tb_next
+        sys.excepthook(type(e), e.with_traceback(tb), tb)
+        sys.exit(1)
+
+
+def _is_zip(path):
+    import zipfile
+    try:
+        return zipfile.is_zipfile(path)
+    except OSError:
+        return False
+
+
+def _run_module(name, args):
+    import runpy
+    # What `python -m MODULE` does: sys.path[0] is the working directory, and
+    # runpy sets argv[0] to the module's file.
+    sys.argv = ["-m"] + args
+    sys.path[0] = os.getcwd()
+    runpy._run_module_as_main(name, alter_argv=True)
+
+
+def main():
+    argv = sys.argv[1:]
+    for name in filter(None, (n.strip() for n in os.environ.get(ENV, "").split(","))):
+        feature = FEATURES.get(name)
+        if feature is None:
+            _fail("unknown feature '%s' in %s (known: %s): this bootstrap is older than the llmlaunch that "
+                  "started it; reinstall llmlaunch" % (name, ENV, ", ".join(sorted(FEATURES))))
+        feature()
+    if len(argv) >= 2 and argv[0] == "-m":
+        _run_module(argv[1], argv[2:])
+    elif argv and argv[0] != "-m":
+        _run_script(argv[0], argv[1:])
+    else:
+        _fail("usage: llmlaunch_boot.py (-m MODULE | SCRIPT) [ARGS...]")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,78 @@
+# The bootstrap (docs/launch.md, "The bootstrap"): the script sees the same argv,
+# __file__, __name__, sys.path[0] and exit status through it as without it; an
+# unknown feature stops the start with one line; explain asks the job's torch once
+# (then the cache answers) and never runs Python for --fsroot.
+. "$(dirname "$0")/launch-common.bash"
+require_jq
+
+# --fsroot describes another node: a Python that records being run is never run.
+cat >"$WORK/spy" <<SPY
+#!/bin/sh
+echo ran >>"$WORK/spy.log"
+exit 1
+SPY
+chmod +x "$WORK/spy"
+LLMLAUNCH_PYTHON=$WORK/spy "$LLMLAUNCH" explain --fsroot / --json >"$WORK/fsroot.json"
+[ ! -e "$WORK/spy.log" ] || fail "explain --fsroot ran the interpreter"
+assert_eq "--fsroot reason" "torch was not asked (--fsroot describes another node): no bootstrap" \
+	"$(jq -r '.settings[] | select(.name == "LLMLAUNCH_BOOTSTRAP") | .reason' "$WORK/fsroot.json")"
+
+require_torch
+# Asked once: the second explain takes the cached answer (the interpreter is not run).
+cache=$(mktemp -d "$WORK/cache.XXXXXX")
+LLMLAUNCH_CACHE_DIR=$cache LLMLAUNCH_PYTHON=$PY "$LLMLAUNCH" explain --json >"$WORK/e1.json"
+reason=$(jq -r '.settings[] | select(.name == "LLMLAUNCH_BOOTSTRAP") | .reason' "$WORK/e1.json")
+version=$("$PY" -c 'import torch; print(torch.__version__)')
+case $reason in
+"torch $version "*) ;;
+*) fail "explain's reason does not name torch $version: $reason" ;;
+esac
+ls "$cache"/torch-*.txt >/dev/null 2>&1 || fail "no cached answer in $cache: $(ls "$cache")"
+# The cached answer stands for the interpreter: a changed copy of it is asked again.
+sed -i 's/^libuv .*/libuv missing/' "$cache"/torch-*.txt
+LLMLAUNCH_CACHE_DIR=$cache LLMLAUNCH_PYTHON=$PY "$LLMLAUNCH" explain --json >"$WORK/e2.json"
+assert_eq "the cache answers" libuv-off \
+	"$(jq -r '.settings[] | select(.name == "LLMLAUNCH_BOOTSTRAP") | .value' "$WORK/e2.json")"
+
+# The same script with and without the bootstrap sees the same start.
+mkdir "$WORK/sub"
+cat >"$WORK/sub/show.py" <<'PY'
+import json, os, sys
+main = sys.modules["__main__"]
+print("show " + json.dumps({"argv": sys.argv, "file": __file__, "name": __name__, "path0": sys.path[0],
+                            "main": main.__dict__ is globals(), "spec": __spec__ is None,
+                            "rank": os.environ.get("LOCAL_RANK")}, sort_keys=True))
+sys.exit(int(sys.argv[1]))
+PY
+ln -s sub/show.py "$WORK/link.py"
+cd "$WORK"
+for target in sub/show.py link.py; do
+	set +e
+	LLMLAUNCH_BOOTSTRAP= "$LLMLAUNCH" --python "$PY" --nproc-per-node 1 "$target" 5 a >"$WORK/plain.out" 2>"$WORK/err.plain"
+	rc_plain=$?
+	LLMLAUNCH_BOOTSTRAP=libuv-off "$LLMLAUNCH" --python "$PY" --nproc-per-node 1 "$target" 5 a \
+		>"$WORK/boot.out" 2>"$WORK/err.boot"
+	rc_boot=$?
+	set -e
+	assert_eq "$target: exit status without the bootstrap" 5 "$rc_plain"
+	assert_eq "$target: exit status through the bootstrap" 5 "$rc_boot"
+	plain=$(grep '^show ' "$WORK/plain.out") || fail "$target: no line without the bootstrap"
+	boot=$(grep '^show ' "$WORK/boot.out") || fail "$target: no line through the bootstrap"
+	assert_eq "$target: what the script sees" "$plain" "$boot"
+done
+"$LLMLAUNCH" --dry-run --python "$PY" --set LLMLAUNCH_BOOTSTRAP=libuv-off sub/show.py 0 >"$WORK/dry.out"
+grep -q "^$PY [^ ]*/llmlaunch_boot.py -m torch.distributed.run .* -- $PY -u [^ ]*/llmlaunch_boot.py sub/show.py 0\$" \
+	"$WORK/dry.out" || fail "dry run's command: $(tail -1 "$WORK/dry.out")"
+
+# A feature this bootstrap does not know: one line, no traceback.
+set +e
+LLMLAUNCH_BOOTSTRAP=libuv-off,warp-drive "$LLMLAUNCH" --python "$PY" --nproc-per-node 1 sub/show.py 0 \
+	>"$WORK/out.unknown" 2>"$WORK/err.unknown"
+rc=$?
+set -e
+[ "$rc" != 0 ] || fail "an unknown feature started the job"
+grep -q "llmlaunch bootstrap: unknown feature 'warp-drive' in LLMLAUNCH_BOOTSTRAP (known: libuv-off)" \
+	"$WORK/err.unknown" "$WORK/out.unknown" || fail "unknown feature: $(cat "$WORK/err.unknown")"
+! grep -q Traceback "$WORK/err.unknown" || fail "unknown feature: a traceback"
+assert_tmp_clean
+echo "ok: the bootstrap starts scripts as python does; explain asks torch once, never for --fsroot"
