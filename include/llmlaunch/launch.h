@@ -20,6 +20,11 @@
  * failure as its own exit status 1; these records let llmlaunch exit with the
  * failing script's status instead. */
 #define LL_STATUS_DIR_ENV "LLMLAUNCH_STATUS_DIR"
+/* "1": each __worker relays its interpreter's stdout too, so the hang watch sees
+ * every line a rank prints (stderr is always relayed: the cause of a failure). */
+#define LL_WATCH_OUTPUT_ENV "LLMLAUNCH_WATCH_OUTPUT"
+/* Where the ranks' Python stacks go when the job hangs (JOBDIR/stacks). */
+#define LL_STACKS_DIR_ENV "LLMLAUNCH_STACKS_DIR"
 
 /* ---- what the launch itself puts in the plan (launch-plan.c) ---------------- */
 
@@ -152,6 +157,77 @@ int ll_worker_status_write(const char *dir, int local_rank, int attempt, int wst
  * records it read. */
 int ll_worker_status_collect(const char *dir, int *ret_status, int *ret_rank);
 
+/* ---- the first failure and the stacks of a hang (failure.c) ------------------- */
+
+/* What a __worker knows when its interpreter ended, beyond its status. */
+struct ll_worker_end {
+	int local_rank, rank, attempt; /* rank: the global RANK, -1 unknown */
+	int wstatus;
+	const char *host;           /* the node's name (Slurm's, else the host's); NULL unknown */
+	const char *cause;          /* the exception line or last output line; NULL none */
+};
+/* The same record as ll_worker_status_write, with the rank, host and cause on lines
+ * of their own after the first ("rank 1", "host n2", "cause ValueError: boom"). */
+int ll_worker_end_write(const char *dir, const struct ll_worker_end *e, struct ll_error *err);
+
+/* One exit record read back. */
+struct ll_worker_exit {
+	int local_rank, rank, attempt;
+	bool signaled;              /* `code` is a signal number, else an exit code */
+	int code;
+	long long time_ns;          /* CLOCK_REALTIME when the worker saw its interpreter end */
+	char *host, *cause;         /* NULL: not recorded */
+};
+/* Every record in `dir`, oldest attempt first, then by time. Leaves them in place.
+ * 0 (none: *ret NULL) or -errno. */
+int ll_worker_exits_read(const char *dir, struct ll_worker_exit **ret, size_t *ret_n);
+void ll_worker_exits_free(struct ll_worker_exit *v, size_t n);
+
+/* The job's first failure: of the latest attempt, the earliest failed rank whose
+ * failure is not a consequence of another's (ll_worker_cause_is_consequence; a
+ * SIGTERM, SIGKILL or SIGINT after an earlier failure is torchrun or llmlaunch
+ * stopping it), else the earliest failed rank. */
+struct ll_failure {
+	const struct ll_worker_exit *first; /* NULL: no rank failed */
+	size_t n_after;             /* the other ranks of that attempt that failed */
+	int status;                 /* the first's exit code, 128+N for signal N */
+};
+void ll_failure_find(const struct ll_worker_exit *v, size_t n, struct ll_failure *ret);
+/* "rank 1 on n2 failed first (exit 1, 12:34:15): ValueError: boom; 1 other rank
+ * stopped after it" (local time). Malloc'ed; NULL when nothing failed. */
+char *ll_failure_text(const struct ll_failure *f);
+/* Text that says a rank failed because another did: a peer's connection closed or
+ * reset, an aborted communicator, a remote process gone (gloo's tcp/pair.cc, NCCL's
+ * ncclRemoteError, ProcessGroupNCCL's abort), torchrun's SignalException. */
+bool ll_worker_cause_is_consequence(const char *cause);
+/* The cause in what a worker wrote last (its stderr's tail): the exception line of
+ * the last Python traceback, else the last line that is not blank. Malloc'ed, at
+ * most LL_CAUSE_MAX bytes; NULL when there is nothing. */
+#define LL_CAUSE_MAX 300
+char *ll_worker_cause_from_output(const char *text, size_t len);
+/* The message of torchelastic's error file (TORCHELASTIC_ERROR_FILE, written by a
+ * script that uses torch.distributed.elastic's @record): its "message". NULL when
+ * the file is missing or says nothing. */
+char *ll_worker_cause_from_error_file(const char *path);
+
+/* Where a worker's Python stack is written when the job hangs: JOBDIR/stacks/rank-R.txt. */
+#define LL_STACKS_DIR "stacks"
+/* One rank's stack, as faulthandler writes it: the innermost frame of the thread
+ * that took the signal ("Current thread", else the first thread listed). */
+struct ll_rank_stack {
+	int rank;
+	char *text;                 /* the whole dump (owned) */
+	char *where;                /* "time.sleep in train.py:12" or "train.py:12 (main)"; NULL: none */
+};
+/* The innermost frame of faulthandler's dump `text`: "FUNC in FILE:LINE" named by the
+ * frame below it where the innermost one is in a library. Malloc'ed, NULL: no frame. */
+char *ll_stack_where(const char *text);
+/* Group the ranks by `where`: the largest group is the majority; *ret_text says
+ * which ranks differ and where each waits ("rank 1 waits in time.sleep in
+ * train.py:12; ranks 0 wait in all_reduce in train.py:30"). Malloc'ed. Returns the
+ * number of ranks outside the majority. */
+size_t ll_stacks_group(const struct ll_rank_stack *v, size_t n, char **ret_text);
+
 /* ---- the job directory (jobdir.c) ------------------------------------------ */
 
 /* The lock file a running launch holds (flock) inside its job directory. */
@@ -185,8 +261,12 @@ int ll_jobdir_clean_stale(const char *tmp, char ***ret_removed, size_t *ret_n);
  * escalation); the command layer prints them. */
 typedef void (*ll_supervise_notify_fn)(void *data, const char *message);
 
-/* A watcher polled while the job runs (the NCCL log watcher): returns 1 when the
- * job must be stopped, 0 otherwise. */
+/* A watcher polled while the job runs (the NCCL log watcher, the failure and hang
+ * watch): returns 0 to go on, LL_WATCH_STOP to stop the job as a forwarded SIGTERM
+ * would (SIGKILL after grace_s), LL_WATCH_STOP_NOW to stop it with SIGKILL after
+ * LL_SUPERVISE_STOP_GRACE_S: a job whose rank failed or hangs has nothing to save. */
+enum { LL_WATCH_GO_ON = 0, LL_WATCH_STOP = 1, LL_WATCH_STOP_NOW = 2 };
+#define LL_SUPERVISE_STOP_GRACE_S 3.0
 typedef int (*ll_supervise_watch_fn)(void *data);
 
 struct ll_supervise_options {
@@ -202,6 +282,9 @@ struct ll_supervise_options {
 	void *watch_data;
 	int watch_fd;
 	int watch_interval_ms;
+	/* Optional: set to when (CLOCK_REALTIME, ns) the first stop signal was
+	 * forwarded, 0 when none was: what ended after it was asked to. */
+	long long *ret_stop_time_ns;
 };
 
 /* Run argv[0] (a path, no PATH search) with envp as the leader of a new process

@@ -8,6 +8,8 @@
 
 #include "llmlaunch/cli.h"
 #include "llmlaunch/clock.h"
+#include "llmlaunch/file.h"
+#include "llmlaunch/launch.h"
 #include "llmlaunch/nccl-scan.h"
 #include "llmlaunch/nccl-watch.h"
 #include "llmlaunch/output.h"
@@ -336,12 +338,81 @@ static void print_warnings(struct ll_out *o, const struct ll_nccl_verdict *v)
 	ll_out_close_object(o);
 }
 
-static int print_verdict(const struct ll_nccl_verdict *v, bool json)
+/* A job directory llmlaunch kept (docs/failures.md): its verdict and how each rank
+ * ended, from the workers' exit records. */
+struct job_record {
+	char *dir;
+	char *verdict;              /* the verdict line llmlaunch printed; NULL: none */
+	struct ll_worker_exit *exits;
+	size_t n_exits;
+};
+
+static void job_record_release(struct job_record *j)
+{
+	free(j->dir);
+	free(j->verdict);
+	ll_worker_exits_free(j->exits, j->n_exits);
+	*j = (struct job_record){ 0 };
+}
+
+/* 1 when `path` is a job directory with records, 0 when it is anything else. */
+static int job_record_read(const char *path, struct job_record *ret)
+{
+	_cleanup_free_ char *status = ll_asprintf("%s/status", path), *vpath = ll_asprintf("%s/verdict", path);
+	struct job_record j = { 0 };
+
+	if (ll_worker_exits_read(status, &j.exits, &j.n_exits) < 0 || !j.n_exits)
+		return 0;
+	if (ll_read_file(vpath, 4096, &j.verdict) == 0)
+		ll_strstrip_end(j.verdict);
+	j.dir = ll_strdup(path);
+	*ret = j;
+	return 1;
+}
+
+static void print_job(struct ll_out *o, const struct job_record *j)
+{
+	ll_out_open_object(o, "job");
+	ll_out_string(o, "dir", "job in %s", j->dir);
+	ll_out_string(o, "verdict", j->verdict ? ": %s" : NULL, j->verdict);
+	ll_out_text(o, "\n");
+	ll_out_open_array(o, "ranks");
+	for (size_t i = 0; i < j->n_exits; i++) {
+		const struct ll_worker_exit *x = &j->exits[i];
+		time_t t = (time_t)(x->time_ns / 1000000000LL);
+		struct tm tm;
+		char when[16] = "?";
+
+		if (localtime_r(&t, &tm))
+			strftime(when, sizeof(when), "%H:%M:%S", &tm);
+		ll_out_open_object(o, NULL);
+		ll_out_int(o, "rank", x->rank >= 0 ? "  rank %s" : NULL, x->rank, x->rank >= 0);
+		ll_out_int(o, "local_rank", x->rank >= 0 ? NULL : "  local rank %s", x->local_rank, true);
+		ll_out_int(o, "attempt", NULL, x->attempt, true);
+		ll_out_string(o, "host", x->host ? " on %s" : NULL, x->host);
+		ll_out_int(o, "exit", x->signaled ? NULL : ": exit %s", x->code, !x->signaled);
+		ll_out_string(o, "signal", x->signaled ? ": signal %s" : NULL, x->signaled ? sigabbrev_np(x->code) : NULL);
+		ll_out_string(o, "time", " at %s", when);
+		ll_out_string(o, "cause", x->cause ? ": %s" : NULL, x->cause);
+		ll_out_text(o, "\n");
+		ll_out_close_object(o);
+	}
+	ll_out_close_array(o);
+	ll_out_close_object(o);
+}
+
+static int print_verdict(const struct ll_nccl_verdict *v, const struct job_record *jobs, size_t n_jobs, bool json)
 {
 	struct ll_out *o = ll_out_new(stdout, json);
 	const char *gdr = v->gdr == 1 ? "on" : v->gdr == 0 ? "off" : "unknown";
 
 	ll_out_open_object(o, NULL);
+	if (n_jobs) {
+		ll_out_open_array(o, "jobs");
+		for (size_t i = 0; i < n_jobs; i++)
+			print_job(o, &jobs[i]);
+		ll_out_close_array(o);
+	}
 	ll_out_string(o, "transport", NULL, ll_nccl_transport_name(v->transport));
 	ll_out_string(o, "plugin", NULL, v->plugin);
 	out_gdr(o, v->gdr);
@@ -461,7 +532,10 @@ int cmd_logs(int argc, char **argv, struct ll_ctx *ctx)
 	struct logs_options o = { .expect = LL_NET_EXPECT_ANY };
 	_cleanup_(ll_ncclscan_freep) struct ll_ncclscan *s = NULL;
 	const struct ll_nccl_verdict *v;
-	int r, failed = 0;
+	struct job_record *jobs = NULL;
+	size_t n_jobs = 0;
+	bool job_failed = false;
+	int r, failed = 0, status;
 
 	(void)ctx;
 	r = parse_args(argc, argv, &o);
@@ -473,6 +547,12 @@ int cmd_logs(int argc, char **argv, struct ll_ctx *ctx)
 	s = ll_ncclscan_new(o.expect);
 	for (int i = optind; i < argc; i++) {
 		struct ll_error err = { 0 };
+		struct job_record j;
+
+		if (job_record_read(argv[i], &j) == 1) {
+			*(struct job_record *)ll_array_push(&jobs, &n_jobs, sizeof(j)) = j;
+			job_failed = job_failed || j.verdict;
+		}
 
 		/* One input that cannot be read does not hide the others. */
 		if (ll_ncclscan_path(s, argv[i], &err) < 0) {
@@ -481,16 +561,24 @@ int cmd_logs(int argc, char **argv, struct ll_ctx *ctx)
 			failed++;
 		}
 	}
-	if (failed == argc - optind)
-		return LL_EXIT_USAGE;
+	if (failed == argc - optind) {
+		status = LL_EXIT_USAGE;
+		goto out;
+	}
 	v = ll_ncclscan_result(s);
 	for (size_t i = 0; i < v->n_skipped; i++)
 		ll_warnf("skipped %s", v->skipped[i]);
 	if (v->skipped_total > v->n_skipped)
 		ll_warnf("skipped %lu more entries", v->skipped_total - (unsigned long)v->n_skipped);
-	if (print_verdict(v, o.json) < 0)
-		return LL_EXIT_FAILURE; /* reported once, by main() */
-	if (failed)
-		return LL_EXIT_USAGE;
-	return v->error ? LL_EXIT_FAILURE : LL_EXIT_OK;
+	if (print_verdict(v, jobs, n_jobs, o.json) < 0)
+		status = LL_EXIT_FAILURE; /* reported once, by main() */
+	else if (failed)
+		status = LL_EXIT_USAGE;
+	else
+		status = v->error || job_failed ? LL_EXIT_FAILURE : LL_EXIT_OK;
+out:
+	for (size_t i = 0; i < n_jobs; i++)
+		job_record_release(&jobs[i]);
+	free(jobs);
+	return status;
 }

@@ -8,33 +8,146 @@
  * the same way the interpreter did. Without it (--exec) the worker simply execs. */
 
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "llmlaunch/cli.h"
+#include "llmlaunch/clock.h"
+#include "llmlaunch/file.h"
 #include "llmlaunch/launch.h"
 
-/* Run argv as a child, forward signals to it, record how it ended, and end the same
- * way. Never returns. */
+/* What the interpreter wrote last on stderr: where the cause of a failure is. */
+#define TAIL_MAX (64 * 1024)
+/* The activity file's time is set at most this often (seconds): the supervisor's
+ * hang watch needs seconds, not every write. */
+#define TOUCH_INTERVAL_S 0.5
+
+struct relay {
+	int from, to;               /* our end of the interpreter's pipe; ours to copy to */
+	bool keep_tail;
+};
+
+struct worker_run {
+	struct relay relays[2];
+	size_t n_relays;
+	char tail[TAIL_MAX];
+	size_t tail_len;
+	char *activity;             /* STATUS_DIR/worker-LOCALRANK, NULL: none */
+	double touched;
+};
+
+static void keep_tail(struct worker_run *w, const char *buf, size_t n)
+{
+	/* n is one read, smaller than the tail. */
+	if (w->tail_len + n > TAIL_MAX) {
+		size_t drop = w->tail_len + n - TAIL_MAX;
+
+		memmove(w->tail, w->tail + drop, w->tail_len - drop);
+		w->tail_len -= drop;
+	}
+	memcpy(w->tail + w->tail_len, buf, n);
+	w->tail_len += n;
+}
+
+static void write_all(int fd, const char *buf, size_t n)
+{
+	while (n > 0) {
+		ssize_t k = write(fd, buf, n);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return; /* the terminal went away: the job goes on */
+		buf += k;
+		n -= (size_t)k;
+	}
+}
+
+/* Copy what is there; false at the end of the stream (or an error). */
+static bool relay_once(struct worker_run *w, struct relay *r)
+{
+	char buf[16384];
+	ssize_t n = read(r->from, buf, sizeof(buf));
+
+	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+		return true;
+	if (n <= 0)
+		return false;
+	write_all(r->to, buf, (size_t)n);
+	if (r->keep_tail)
+		keep_tail(w, buf, (size_t)n);
+	if (w->activity && ll_now_s() - w->touched >= TOUCH_INTERVAL_S) {
+		utimensat(AT_FDCWD, w->activity, NULL, 0);
+		w->touched = ll_now_s();
+	}
+	return true;
+}
+
+/* The node's name as its users know it: Slurm's for the node (emulated nodes share
+ * one host), else the host's. */
+static char *node_name(void)
+{
+	const char *slurm = getenv("SLURMD_NODENAME");
+	char host[256];
+
+	if (slurm && *slurm)
+		return ll_strdup(slurm);
+	if (gethostname(host, sizeof(host)) < 0)
+		return NULL;
+	host[sizeof(host) - 1] = '\0';
+	return ll_strdup(host);
+}
+
+/* A faulthandler dump on stderr (the interpreter aborted on the hang watch's
+ * SIGABRT) goes to STACKS_DIR/rank-R.txt. */
+static void save_stacks(const struct worker_run *w, const char *stacks_dir, int rank)
+{
+	static const char marker[] = "Fatal Python error";
+	const char *p = memmem(w->tail, w->tail_len, marker, sizeof(marker) - 1);
+	_cleanup_free_ char *path = NULL;
+
+	if (!p || !stacks_dir || rank < 0)
+		return;
+	path = ll_asprintf("%s/rank-%d.txt", stacks_dir, rank);
+	ll_file_replace(path, p, w->tail_len - (size_t)(p - w->tail), 0600);
+}
+
+/* Run argv as a child, forward signals to it, relay its stderr (and its stdout when
+ * the hang watch asks for it) keeping the tail for the cause, record how it ended,
+ * and end the same way. Never returns. */
 static void __attribute__((noreturn)) run_and_record(char **argv, const char *status_dir, int local_rank)
 {
 	static const int forwarded[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
-	const char *rc = getenv("TORCHELASTIC_RESTART_COUNT");
+	static struct worker_run w;
+	const char *rc = getenv("TORCHELASTIC_RESTART_COUNT"), *rank_s = getenv("RANK");
+	const char *watch = getenv(LL_WATCH_OUTPUT_ENV), *stacks_dir = getenv(LL_STACKS_DIR_ENV);
 	sigset_t mask, old;
 	struct ll_error err = { 0 };
-	int st = 0, attempt = rc ? atoi(rc) : 0;
+	int st = 0, attempt = rc ? atoi(rc) : 0, rank = -1, sfd, errp[2] = { -1, -1 }, outp[2] = { -1, -1 };
+	bool done = false;
 	pid_t pid, parent = getpid();
 
+	if (rank_s)
+		ll_parse_digits(rank_s, strlen(rank_s), &rank);
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGCHLD);
 	for (size_t i = 0; i < LL_ARRAY_SIZE(forwarded); i++)
 		sigaddset(&mask, forwarded[i]);
 	sigprocmask(SIG_BLOCK, &mask, &old);
+	/* Without a pipe the worker still runs, unrelayed: a cause is a nicety. */
+	if (pipe2(errp, O_CLOEXEC) < 0)
+		errp[0] = errp[1] = -1;
+	if (watch && strcmp(watch, "1") == 0 && pipe2(outp, O_CLOEXEC) < 0)
+		outp[0] = outp[1] = -1;
 	pid = fork();
 	if (pid < 0) {
 		ll_errorf("cannot start '%s': fork: %s", argv[0], strerror(errno));
@@ -45,25 +158,94 @@ static void __attribute__((noreturn)) run_and_record(char **argv, const char *st
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		if (getppid() != parent)
 			_exit(128 + SIGKILL);
+		if (errp[1] >= 0)
+			dup2(errp[1], STDERR_FILENO);
+		if (outp[1] >= 0)
+			dup2(outp[1], STDOUT_FILENO);
 		sigprocmask(SIG_SETMASK, &old, NULL);
 		execvp(argv[0], argv);
 		ll_errorf("cannot run '%s': %s", argv[0], strerror(errno));
 		_exit(errno == ENOENT ? 127 : 126);
 	}
-	for (;;) {
-		siginfo_t info;
-		int sig = sigwaitinfo(&mask, &info);
+	/* A closed terminal must not kill the worker before it records the end. */
+	signal(SIGPIPE, SIG_IGN);
+	if (errp[1] >= 0) {
+		close(errp[1]);
+		w.relays[w.n_relays++] = (struct relay){ errp[0], STDERR_FILENO, true };
+	}
+	if (outp[1] >= 0) {
+		close(outp[1]);
+		w.relays[w.n_relays++] = (struct relay){ outp[0], STDOUT_FILENO, false };
+	}
+	{
+		/* The hang watch reads this file: its time is the last output, its text
+		 * which process to ask for a stack. */
+		_cleanup_free_ char *text = ll_asprintf("pid %d\nworker %d\nrank %d\n", (int)pid, (int)getpid(), rank);
 
-		if (sig == SIGCHLD) {
-			if (waitpid(pid, &st, WNOHANG) == pid)
-				break;
-		} else if (sig > 0) {
-			kill(pid, sig);
+		w.activity = ll_asprintf("%s/worker-%d", status_dir, local_rank);
+		if (ll_file_replace(w.activity, text, strlen(text), 0600) < 0) {
+			free(w.activity);
+			w.activity = NULL;
+		}
+		w.touched = ll_now_s();
+	}
+	sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	while (!done) {
+		struct pollfd pfd[3] = { { .fd = sfd, .events = POLLIN } };
+		struct signalfd_siginfo si;
+
+		for (size_t i = 0; i < w.n_relays; i++)
+			pfd[1 + i] = (struct pollfd){ .fd = w.relays[i].from, .events = POLLIN };
+		if (poll(pfd, 1 + w.n_relays, -1) < 0 && errno != EINTR)
+			break;
+		for (size_t i = 0; i < w.n_relays; i++)
+			if (pfd[1 + i].revents && w.relays[i].from >= 0 && !relay_once(&w, &w.relays[i])) {
+				close(w.relays[i].from);
+				w.relays[i].from = -1;
+			}
+		while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+			if (si.ssi_signo == SIGCHLD) {
+				if (waitpid(pid, &st, WNOHANG) == pid)
+					done = true;
+			} else {
+				kill(pid, (int)si.ssi_signo);
+			}
 		}
 	}
-	if (ll_worker_status_write(status_dir, local_rank, attempt, st, &err) < 0) {
-		ll_report(&err);
-		ll_error_clear(&err);
+	/* What the interpreter wrote before it ended; not what its own children (data
+	 * loader workers holding the pipe) may write later. */
+	for (size_t i = 0; i < w.n_relays; i++) {
+		if (w.relays[i].from < 0)
+			continue;
+		fcntl(w.relays[i].from, F_SETFL, O_NONBLOCK);
+		while (relay_once(&w, &w.relays[i])) {
+			struct pollfd p = { .fd = w.relays[i].from, .events = POLLIN };
+
+			if (poll(&p, 1, 0) <= 0)
+				break;
+		}
+	}
+	{
+		_cleanup_free_ char *host = node_name(), *cause = NULL;
+
+		if (WIFSIGNALED(st) || WEXITSTATUS(st) != 0) {
+			cause = ll_worker_cause_from_error_file(getenv("TORCHELASTIC_ERROR_FILE"));
+			if (!cause && w.tail_len)
+				cause = ll_worker_cause_from_output(w.tail, w.tail_len);
+		}
+		if (WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT)
+			save_stacks(&w, stacks_dir, rank);
+		if (ll_worker_end_write(status_dir,
+					&(struct ll_worker_end){ .local_rank = local_rank,
+								 .rank = rank,
+								 .attempt = attempt,
+								 .wstatus = st,
+								 .host = host,
+								 .cause = cause },
+					&err) < 0) {
+			ll_report(&err);
+			ll_error_clear(&err);
+		}
 	}
 	fflush(stderr);
 	if (WIFSIGNALED(st)) {

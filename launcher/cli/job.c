@@ -7,6 +7,8 @@
 
 #include "job.h"
 #include "llmlaunch/cli.h"
+#include "llmlaunch/clock.h"
+#include "llmlaunch/file.h"
 
 int run_job_open(struct run_job *job, struct ll_plan *plan, char *const *environ_, const struct run_job_options *o,
 		 struct ll_error *err)
@@ -58,9 +60,55 @@ static void notify_stderr(void *data, const char *message)
 	ll_errorf("%s", message);
 }
 
+/* How often the workers' records are read while the job runs. */
+#define RECORDS_INTERVAL_S 0.25
+/* torchrun looks at its workers every --monitor-interval seconds (5 by default,
+ * torch.distributed.run), then stops the rest: wait that long and a second more,
+ * at most MAX_SETTLE_S, before llmlaunch stops torchrun itself. */
+#define DEFAULT_MONITOR_INTERVAL_S 5.0
+#define MAX_SETTLE_S 6.0
+
+/* Has a rank failed in an attempt that no restart will follow? */
+static bool final_failure_seen(struct run_job *job)
+{
+	struct ll_worker_exit *v;
+	size_t n;
+	bool found = false;
+
+	if (ll_worker_exits_read(job->launch->status_dir, &v, &n) < 0)
+		return false;
+	for (size_t i = 0; i < n && !found; i++)
+		found = (v[i].signaled || v[i].code != 0) && v[i].attempt >= job->max_restarts;
+	ll_worker_exits_free(v, n);
+	return found;
+}
+
+static int failure_watch(struct run_job *job)
+{
+	double now = ll_now_s();
+
+	if (!job->launch->status_dir || job->failure_stop)
+		return LL_WATCH_GO_ON;
+	if (!job->failure_seen && now >= job->next_records) {
+		job->next_records = now + RECORDS_INTERVAL_S;
+		if (final_failure_seen(job))
+			job->failure_seen = now;
+	}
+	if (job->failure_seen && now >= job->failure_seen + job->settle_s) {
+		ll_errorf("a rank failed %.0f s ago and torchrun has not ended: stopping the job", now - job->failure_seen);
+		job->failure_stop = true;
+		return LL_WATCH_STOP_NOW;
+	}
+	return LL_WATCH_GO_ON;
+}
+
 static int job_watch(void *data)
 {
 	struct run_job *job = data;
+	int r = failure_watch(job);
+
+	if (r != LL_WATCH_GO_ON)
+		return r;
 
 	if (job->nccl && ll_ncclwatch_poll(job->nccl, stderr) == 1) {
 		ll_errorf("%s", ll_ncclwatch_stop_reason(job->nccl));
@@ -73,7 +121,8 @@ static int job_watch(void *data)
 int run_job_supervise(struct run_job *job, const struct ll_plan *plan, int *ret_status, struct ll_error *err)
 {
 	struct ll_error werr = { 0 };
-	int worker_status, rank, status, r;
+	long long stop_time = 0;
+	int status, r;
 
 	if (job->nccl_dir &&
 	    ll_ncclwatch_new(job->nccl_dir, job->nccl_prefix, ll_ncclwatch_expect(ll_plan_value(plan, "LLMLAUNCH_NET")),
@@ -83,16 +132,25 @@ int run_job_supervise(struct run_job *job, const struct ll_plan *plan, int *ret_
 		ll_warnf("NCCL's log is not watched: %s", werr.message);
 		ll_error_clear(&werr);
 	}
+	{
+		const char *restarts = ll_plan_value(plan, "torchrun.max_restarts");
+		const char *interval = ll_plan_value(plan, "torchrun.monitor_interval");
+		double mi = interval ? atof(interval) : DEFAULT_MONITOR_INTERVAL_S;
+
+		job->max_restarts = restarts ? atoi(restarts) : 0;
+		job->settle_s = mi + 1 < MAX_SETTLE_S ? mi + 1 : MAX_SETTLE_S;
+	}
 	fflush(stdout);
 	fflush(stderr);
 	{
 		struct ll_supervise_options so = {
 			.grace_s = job->o->grace_s,
 			.notify = notify_stderr,
-			.watch = job->nccl || job->o->watch ? job_watch : NULL,
+			.watch = job_watch,
 			.watch_data = job,
 			.watch_fd = job->nccl ? ll_ncclwatch_fd(job->nccl) : -1,
 			.watch_interval_ms = LL_NCCLWATCH_INTERVAL_MS,
+			.ret_stop_time_ns = &stop_time,
 		};
 
 		r = ll_supervise(job->launch->argv, job->launch->envp, &so, &status, err);
@@ -100,10 +158,29 @@ int run_job_supervise(struct run_job *job, const struct ll_plan *plan, int *ret_
 	if (r < 0)
 		return r;
 	/* torchrun exits 1 whatever a worker's status was: report the first failing
-	 * worker's own. Statuses above 128 are signals and stay. */
-	if (job->launch->status_dir && ll_worker_status_collect(job->launch->status_dir, &worker_status, &rank) == 1 &&
-	    status == 1)
-		status = worker_status;
+	 * rank's own, and name it. Statuses above 128 are signals and stay. */
+	if (job->launch->status_dir) {
+		struct ll_worker_exit *v;
+		struct ll_failure f;
+		size_t n;
+
+		if (ll_worker_exits_read(job->launch->status_dir, &v, &n) == 0) {
+			ll_failure_find(v, n, &f);
+			/* Ranks that ended after a forwarded stop signal were asked to. */
+			if (f.first && !(stop_time && f.first->time_ns >= stop_time)) {
+				_cleanup_free_ char *text = ll_failure_text(&f);
+				_cleanup_free_ char *path = ll_asprintf("%s/verdict", job->path);
+				_cleanup_free_ char *line = ll_asprintf("%s\n", text);
+
+				ll_errorf("%s", text);
+				ll_file_replace(path, line, strlen(line), 0600);
+				job->failed = true;
+				if (status == 1 || job->failure_stop)
+					status = f.status;
+			}
+			ll_worker_exits_free(v, n);
+		}
+	}
 	if (job->nccl)
 		ll_ncclwatch_finish(job->nccl, stderr);
 	*ret_status = status;
@@ -127,6 +204,31 @@ static void remove_nccl_logs(const char *dir, const char *prefix)
 	closedir(d);
 }
 
+/* The workers' records and activity files, the stacks and the verdict: a job that
+ * ended well keeps none of them. */
+static void remove_records(const char *status_dir, const char *job_dir)
+{
+	_cleanup_free_ char *stacks = ll_asprintf("%s/" LL_STACKS_DIR, job_dir);
+	_cleanup_free_ char *verdict = ll_asprintf("%s/verdict", job_dir);
+	const char *dirs[] = { status_dir, stacks };
+
+	for (size_t i = 0; i < LL_ARRAY_SIZE(dirs); i++) {
+		DIR *d = opendir(dirs[i]);
+		struct dirent *e;
+
+		if (!d)
+			continue;
+		while ((e = readdir(d)))
+			if (ll_startswith(e->d_name, "rank-") || ll_startswith(e->d_name, "worker-")) {
+				_cleanup_free_ char *p = ll_asprintf("%s/%s", dirs[i], e->d_name);
+
+				unlink(p);
+			}
+		closedir(d);
+	}
+	unlink(verdict);
+}
+
 void run_job_release(struct run_job *job, bool keep)
 {
 	if (job->nccl_dir && job->nccl_ours && job->dir.path) {
@@ -136,8 +238,13 @@ void run_job_release(struct run_job *job, bool keep)
 		else
 			remove_nccl_logs(job->nccl_dir, job->nccl_prefix);
 	}
-	if (job->launch && job->launch->status_dir && job->dir.path)
-		ll_worker_status_collect(job->launch->status_dir, &(int){ 0 }, &(int){ 0 });
+	if (job->launch && job->launch->status_dir && job->dir.path) {
+		if (keep && job->failed)
+			ll_errorf("the job's record is kept in '%s' (read it with 'llmlaunch logs %s')", job->path,
+				  job->path);
+		else
+			remove_records(job->launch->status_dir, job->path);
+	}
 	ll_ncclwatch_free(job->nccl);
 	ll_launch_free(job->launch);
 	if (job->dir.path)

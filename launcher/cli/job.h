@@ -31,6 +31,15 @@ struct run_job {
 	char *nccl_dir, *nccl_prefix; /* the plan's nccl_log, split; NULL: none */
 	bool nccl_ours;             /* the job directory's files: removed unless kept */
 	bool stopped;               /* the watcher stopped the job (--on-fallback stop) */
+	/* The failure watch: a rank's failure that no restart follows ends the job;
+	 * torchrun stops the other ranks itself, and llmlaunch stops torchrun when it
+	 * has not ended `settle_s` after the failure was seen. */
+	int max_restarts;
+	double settle_s;
+	double failure_seen;        /* ll_now_s() when seen; 0: none yet */
+	double next_records;        /* when to read the records again */
+	bool failure_stop;          /* llmlaunch stopped torchrun after a failure */
+	bool failed;                /* a rank failed: the record stays in the directory */
 };
 
 /* Everything up to the command: the directory (created unless dry_run; what killed

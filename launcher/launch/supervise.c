@@ -126,7 +126,7 @@ int ll_supervise(char *const argv[], char *const envp[], const struct ll_supervi
 {
 	sigset_t wait_mask, old_mask;
 	struct sigaction dfl = { .sa_handler = SIG_DFL }, old_chld;
-	double grace = o && o->grace_s > 0 ? o->grace_s : 15.0, deadline = 0, next_watch = 0;
+	double grace = o && o->grace_s > 0 ? o->grace_s : 15.0, deadline = 0, next_watch = 0, watch_grace = 0;
 	int stop_signal = 0, child_status = 0, sfd = -1, r;
 	bool child_done = false, killed = false, watch_stopped = false;
 	bool watching = o && o->watch;
@@ -207,6 +207,12 @@ int ll_supervise(char *const argv[], char *const envp[], const struct ll_supervi
 					deadline = 0;
 				} else if (!stop_signal) {
 					stop_signal = sig;
+					if (o && o->ret_stop_time_ns) {
+						struct timespec ts;
+
+						clock_gettime(CLOCK_REALTIME, &ts);
+						*o->ret_stop_time_ns = (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+					}
 					if (!deadline && !killed)
 						deadline = ll_now_s() + grace;
 					notify(o, "%s: forwarded to the job; SIGKILL in %g s if it has not ended",
@@ -219,16 +225,22 @@ int ll_supervise(char *const argv[], char *const envp[], const struct ll_supervi
 
 		if (watching && (ll_now_s() >= next_watch || (n > 0 && (pfd[1].revents & POLLIN)))) {
 			next_watch = ll_now_s() + interval / 1000.0;
-			if (!watch_stopped && !stop_signal && o->watch(o->watch_data) == 1) {
+			int w = !watch_stopped && !stop_signal ? o->watch(o->watch_data) : 0;
+
+			if (w >= LL_WATCH_STOP) {
+				double g = w == LL_WATCH_STOP_NOW ? LL_SUPERVISE_STOP_GRACE_S : grace;
+
 				watch_stopped = true;
+				watch_grace = g;
 				killpg(pid, SIGTERM);
-				deadline = ll_now_s() + grace;
-				notify(o, "stopping the job: SIGTERM sent, SIGKILL in %g s if it has not ended", grace);
+				deadline = ll_now_s() + g;
+				notify(o, "stopping the job: SIGTERM sent, SIGKILL in %g s if it has not ended", g);
 			}
 		}
 
 		if (deadline > 0 && ll_now_s() >= deadline && !killed) {
-			notify(o, "the job did not end %g s after %s: sending SIGKILL", grace,
+			notify(o, "the job did not end %g s after %s: sending SIGKILL",
+			       watch_stopped && watch_grace > 0 ? watch_grace : grace,
 			       watch_stopped ? "SIGTERM" : signal_name(stop_signal));
 			killpg(pid, SIGKILL);
 			killed = true;

@@ -134,24 +134,10 @@ int ll_placement_apply_mem(const struct ll_worker_placement *p, struct ll_error 
 
 int ll_worker_status_write(const char *dir, int local_rank, int attempt, int wstatus, struct ll_error *err)
 {
-	struct timespec ts;
-	char *path, line[96];
-	int n, r;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	if (WIFSIGNALED(wstatus))
-		n = snprintf(line, sizeof(line), "signal %d %lld\n", WTERMSIG(wstatus),
-			     (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec);
-	else
-		n = snprintf(line, sizeof(line), "exit %d %lld\n", WEXITSTATUS(wstatus),
-			     (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec);
-	path = ll_asprintf("%s/rank-%d-attempt-%d", dir, local_rank, attempt);
-	/* Replaced whole: the reader never sees half a record. */
-	r = ll_file_replace(path, line, (size_t)n, 0600);
-	if (r < 0)
-		ll_error_set(err, r, "cannot write the exit record '%s': %s", path, strerror(-r));
-	free(path);
-	return r;
+	return ll_worker_end_write(dir,
+				   &(struct ll_worker_end){
+					   .local_rank = local_rank, .rank = -1, .attempt = attempt, .wstatus = wstatus },
+				   err);
 }
 
 int ll_worker_status_collect(const char *dir, int *ret_status, int *ret_rank)

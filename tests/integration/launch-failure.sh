@@ -1,0 +1,44 @@
+# When one rank fails, llmlaunch names it and stops the job within seconds: a rank
+# that raises between two all-reduces (its peer then fails with "Connection closed
+# by peer", a consequence) and a rank killed by SIGKILL. The verdict names the first
+# rank, its host and cause; the exit status is that rank's; the job directory keeps
+# the record and `llmlaunch logs` reads it.
+. "$(dirname "$0")/launch-common.bash"
+require_torch
+WORKER="$LL_SRCDIR/tests/integration/launch-failure-worker.py"
+HOST=$(hostname)
+
+run() { # run NAME ARGS...: sets rc and the seconds from the failure to llmlaunch's end
+	local name=$1 t0
+	shift
+	set +e
+	"$LLMLAUNCH" --python "$PY" --nproc-per-node 2 "$WORKER" "$@" >"$WORK/out.$name" 2>"$WORK/err.$name"
+	rc=$?
+	set -e
+	# the ranks' lines may run together: both write to one terminal
+	t0=$(grep -o 'failure-worker rank=1 t=[0-9.]*' "$WORK/out.$name" | head -n 1 | sed 's/.*t=//')
+	[ -n "$t0" ] || fail "$name: rank 1 never reached the failure"
+	stopped=$(awk -v t0="$t0" -v t1="$(date +%s.%N)" 'BEGIN { printf "%.1f", t1 - t0 }')
+	echo "$name: stopped $stopped s after the failure"
+	awk -v s="$stopped" 'BEGIN { exit !(s < 10) }' || fail "$name: the job ended $stopped s after the failure (limit 10 s)"
+}
+
+run raise raise 1
+[ "$rc" = 1 ] || fail "raise: llmlaunch exited $rc, expected the failing rank's 1"
+verdict=$(grep '^llmlaunch: rank .* failed first' "$WORK/err.raise") || fail "raise: no verdict"
+case $verdict in
+"llmlaunch: rank 1 on $HOST failed first (exit 1, "*"): ValueError: rank 1 gave up on purpose; 1 other rank stopped after it") ;;
+*) fail "raise: unexpected verdict: $verdict" ;;
+esac
+dir=$(sed -n "s/^llmlaunch: the job's record is kept in '\([^']*\)'.*/\1/p" "$WORK/err.raise")
+[ -d "$dir" ] || fail "raise: the job's record was not kept"
+"$LLMLAUNCH" logs "$dir" >"$WORK/out.logs" 2>&1 || true
+grep -q "rank 1 on $HOST failed first (exit 1, .*ValueError" "$WORK/out.logs" || fail "logs: the record is not read"
+grep -q "rank 0 on $HOST: exit 1.*Connection closed by peer" "$WORK/out.logs" || fail "logs: the consequence is not listed"
+rm -rf "$dir"
+
+run kill kill 1
+[ "$rc" = 137 ] || fail "kill: llmlaunch exited $rc, expected 128+9"
+grep -q "^llmlaunch: rank 1 on $HOST failed first (signal KILL, .*): killed by SIGKILL; 1 other rank stopped after it" \
+	"$WORK/err.kill" || fail "kill: the verdict does not name rank 1 and SIGKILL"
+echo "ok: the first failure named, its status returned, the job stopped within 10 s"
