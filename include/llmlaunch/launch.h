@@ -23,8 +23,15 @@
 /* "1": each __worker relays its interpreter's stdout too, so the hang watch sees
  * every line a rank prints (stderr is always relayed: the cause of a failure). */
 #define LL_WATCH_OUTPUT_ENV "LLMLAUNCH_WATCH_OUTPUT"
-/* Where the ranks' Python stacks go when the job hangs (JOBDIR/stacks). */
+/* Where the ranks' Python stacks go when the job hangs (JOBDIR/stacks), and the
+ * signal on which the bootstrap's "stacks" feature writes them. */
 #define LL_STACKS_DIR_ENV "LLMLAUNCH_STACKS_DIR"
+#define LL_STACKS_SIGNAL_ENV "LLMLAUNCH_STACKS_SIGNAL"
+#define LL_BOOTSTRAP_STACKS "stacks"
+/* A real-time signal nothing else in a training job uses (glibc's SIGRTMIN is 34;
+ * the first two are the threads library's). Its default action ends a process, so
+ * it is sent only to ranks whose stacks file says the handler is in place. */
+#define LL_STACKS_SIGNAL (SIGRTMIN + 4)
 
 /* ---- what the launch itself puts in the plan (launch-plan.c) ---------------- */
 

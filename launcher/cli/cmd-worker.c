@@ -42,6 +42,8 @@ struct worker_run {
 	char tail[TAIL_MAX];
 	size_t tail_len;
 	char *activity;             /* STATUS_DIR/worker-LOCALRANK, NULL: none */
+	char *activity_text;        /* what it says: which processes run the rank */
+	bool printed;               /* the rank has written a first byte */
 	double touched;
 };
 
@@ -85,7 +87,15 @@ static bool relay_once(struct worker_run *w, struct relay *r)
 	write_all(r->to, buf, (size_t)n);
 	if (r->keep_tail)
 		keep_tail(w, buf, (size_t)n);
-	if (w->activity && ll_now_s() - w->touched >= TOUCH_INTERVAL_S) {
+	if (w->activity && !w->printed) {
+		/* The watch starts at the job's first line: before it, the job is starting
+		 * (imports, rendezvous), which torchrun's own timeouts bound. */
+		_cleanup_free_ char *text = ll_asprintf("%sprinted\n", w->activity_text);
+
+		ll_file_replace(w->activity, text, strlen(text), 0600);
+		w->printed = true;
+		w->touched = ll_now_s();
+	} else if (w->activity && ll_now_s() - w->touched >= TOUCH_INTERVAL_S) {
 		utimensat(AT_FDCWD, w->activity, NULL, 0);
 		w->touched = ll_now_s();
 	}
@@ -180,8 +190,9 @@ static void __attribute__((noreturn)) run_and_record(char **argv, const char *st
 	{
 		/* The hang watch reads this file: its time is the last output, its text
 		 * which process to ask for a stack. */
-		_cleanup_free_ char *text = ll_asprintf("pid %d\nworker %d\nrank %d\n", (int)pid, (int)getpid(), rank);
+		char *text = ll_asprintf("pid %d\nworker %d\nrank %d\n", (int)pid, (int)getpid(), rank);
 
+		w.activity_text = text;
 		w.activity = ll_asprintf("%s/worker-%d", status_dir, local_rank);
 		if (ll_file_replace(w.activity, text, strlen(text), 0600) < 0) {
 			free(w.activity);
@@ -225,6 +236,9 @@ static void __attribute__((noreturn)) run_and_record(char **argv, const char *st
 				break;
 		}
 	}
+	/* An ended rank is not hanging: the watch looks at running ranks only. */
+	if (w.activity)
+		unlink(w.activity);
 	{
 		_cleanup_free_ char *host = node_name(), *cause = NULL;
 
