@@ -190,11 +190,15 @@ struct ll_failure {
 	const struct ll_worker_exit *first; /* NULL: no rank failed */
 	size_t n_after;             /* the other ranks of that attempt that failed */
 	int status;                 /* the first's exit code, 128+N for signal N */
+	bool consequence;           /* every failure here looks like a consequence */
 };
 void ll_failure_find(const struct ll_worker_exit *v, size_t n, struct ll_failure *ret);
 /* "rank 1 on n2 failed first (exit 1, 12:34:15): ValueError: boom; 1 other rank
- * stopped after it" (local time). Malloc'ed; NULL when nothing failed. */
-char *ll_failure_text(const struct ll_failure *f);
+ * stopped after it" (local time). With `other_nodes` (the job has ranks elsewhere)
+ * and only consequences here, it says so instead: "rank 0 on n1 failed because
+ * another rank did (exit 1, ...): ...; the first failure was on another node".
+ * Malloc'ed; NULL when nothing failed. */
+char *ll_failure_text(const struct ll_failure *f, bool other_nodes);
 /* Text that says a rank failed because another did: a peer's connection closed or
  * reset, an aborted communicator, a remote process gone (gloo's tcp/pair.cc, NCCL's
  * ncclRemoteError, ProcessGroupNCCL's abort), torchrun's SignalException. */

@@ -351,7 +351,7 @@ int run_job_supervise(struct run_job *job, const struct ll_plan *plan, int *ret_
 			if (job->hang_stop) {
 				job->failed = true; /* the stacks and the hang's verdict stay */
 			} else if (f.first && !(stop_time && f.first->time_ns >= stop_time)) {
-				_cleanup_free_ char *text = ll_failure_text(&f);
+				_cleanup_free_ char *text = ll_failure_text(&f, plan->nnodes > 1);
 				_cleanup_free_ char *path = ll_asprintf("%s/verdict", job->path);
 				_cleanup_free_ char *line = ll_asprintf("%s\n", text);
 
