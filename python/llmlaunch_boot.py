@@ -19,6 +19,9 @@ Features:
              ("use_libuv was requested but PyTorch was build without libuv support");
              USE_LIBUV=0 does not reach every constructor. A caller's explicit
              use_libuv is kept.
+  stacks     every thread's Python stack into $LLMLAUNCH_STACKS_DIR/rank-RANK.txt on the
+             signal $LLMLAUNCH_STACKS_SIGNAL (faulthandler; the script goes on): how
+             llmlaunch names where each rank waits when a job hangs (--hang-timeout).
 
 A new feature is a function in FEATURES; an unknown name stops the start with one line
 (an older bootstrap than the llmlaunch that named it is an installation problem).
@@ -101,8 +104,41 @@ def _libuv_off():
         sys.meta_path.insert(0, _AfterImport("torch.distributed", _patch_tcpstore))
 
 
+# ---- stacks --------------------------------------------------------------------
+
+# Kept open for the process's life: faulthandler writes to its descriptor from a
+# signal handler.
+_stacks_file = None
+
+
+def _stacks():
+    """Dump every thread's Python stack into $LLMLAUNCH_STACKS_DIR/rank-RANK.txt when
+    the signal $LLMLAUNCH_STACKS_SIGNAL arrives (faulthandler.register, standard
+    library; the script goes on running). llmlaunch sends it when no rank has printed
+    anything for --hang-timeout seconds. The file appears once the handler is
+    registered, so its presence tells llmlaunch the signal is safe to send (a real-time
+    signal's default action ends the process). torchrun's own process has no RANK and
+    is left alone."""
+    global _stacks_file
+    directory = os.environ.get("LLMLAUNCH_STACKS_DIR")
+    signum = os.environ.get("LLMLAUNCH_STACKS_SIGNAL")
+    rank = os.environ.get("RANK")
+    if not directory or not signum or rank is None or not rank.isdigit():
+        return
+    import faulthandler
+    path = os.path.join(directory, "rank-%s.txt" % rank)
+    try:
+        # Appending: llmlaunch empties the file before it asks again.
+        _stacks_file = open(path + ".tmp", "a")
+        faulthandler.register(int(signum), file=_stacks_file, all_threads=True, chain=False)
+        os.rename(path + ".tmp", path)
+    except (OSError, ValueError, RuntimeError) as e:
+        sys.stderr.write("llmlaunch bootstrap: no stacks for rank %s: %s\n" % (rank, e))
+
+
 FEATURES = {
     "libuv-off": _libuv_off,
+    "stacks": _stacks,
 }
 
 

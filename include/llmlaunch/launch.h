@@ -23,8 +23,15 @@
 /* "1": each __worker relays its interpreter's stdout too, so the hang watch sees
  * every line a rank prints (stderr is always relayed: the cause of a failure). */
 #define LL_WATCH_OUTPUT_ENV "LLMLAUNCH_WATCH_OUTPUT"
-/* Where the ranks' Python stacks go when the job hangs (JOBDIR/stacks). */
+/* Where the ranks' Python stacks go when the job hangs (JOBDIR/stacks), and the
+ * signal on which the bootstrap's "stacks" feature writes them. */
 #define LL_STACKS_DIR_ENV "LLMLAUNCH_STACKS_DIR"
+#define LL_STACKS_SIGNAL_ENV "LLMLAUNCH_STACKS_SIGNAL"
+#define LL_BOOTSTRAP_STACKS "stacks"
+/* A real-time signal nothing else in a training job uses (glibc's SIGRTMIN is 34;
+ * the first two are the threads library's). Its default action ends a process, so
+ * it is sent only to ranks whose stacks file says the handler is in place. */
+#define LL_STACKS_SIGNAL (SIGRTMIN + 4)
 
 /* ---- what the launch itself puts in the plan (launch-plan.c) ---------------- */
 
@@ -191,11 +198,15 @@ struct ll_failure {
 	const struct ll_worker_exit *first; /* NULL: no rank failed */
 	size_t n_after;             /* the other ranks of that attempt that failed */
 	int status;                 /* the first's exit code, 128+N for signal N */
+	bool consequence;           /* every failure here looks like a consequence */
 };
 void ll_failure_find(const struct ll_worker_exit *v, size_t n, struct ll_failure *ret);
 /* "rank 1 on n2 failed first (exit 1, 12:34:15): ValueError: boom; 1 other rank
- * stopped after it" (local time). Malloc'ed; NULL when nothing failed. */
-char *ll_failure_text(const struct ll_failure *f);
+ * stopped after it" (local time). With `other_nodes` (the job has ranks elsewhere)
+ * and only consequences here, it says so instead: "rank 0 on n1 failed because
+ * another rank did (exit 1, ...): ...; the first failure was on another node".
+ * Malloc'ed; NULL when nothing failed. */
+char *ll_failure_text(const struct ll_failure *f, bool other_nodes);
 /* Text that says a rank failed because another did: a peer's connection closed or
  * reset, an aborted communicator, a remote process gone (gloo's tcp/pair.cc, NCCL's
  * ncclRemoteError, ProcessGroupNCCL's abort), torchrun's SignalException. */

@@ -173,4 +173,7 @@ int ll_plan_from_facts(const struct ll_facts *f, struct ll_plan **ret);
 /* ll_plan_summary() of that plan. Returns 0 or -errno. */
 int ll_plan_parallelism_summary(const struct ll_facts *f, struct ll_buf *out);
 
+/* The longest "hang_timeout" (30 days): a bound, not a choice. */
+#define LL_HANG_TIMEOUT_MAX_S (30.0 * 86400)
+
 #endif

@@ -233,15 +233,16 @@ int cmd_explain(int argc, char **argv, struct ll_ctx *ctx)
 		_cleanup_free_ char *python = NULL;
 		struct ll_error berr = { 0 };
 
-		ll_launch_plan_job(plan, &(struct ll_launch_job){
-						 .dir = dir, .records = true, .watch = true, .environ = environ });
 		/* The bootstrap's decision is shown with its reason; one that stops `run`
-		 * is shown as such, not as explain's failure. */
+		 * is shown as such, not as explain's failure. First, as `run` makes it:
+		 * the job's values add to it (the hang watch's stacks). */
 		if (run_find_program(run_choose_python(NULL, plan), &python, NULL) < 0)
 			python = NULL;
 		if (run_plan_bootstrap(plan, python, ctx, &berr) < 0)
 			ll_warnf("%s", berr.message);
 		ll_error_clear(&berr);
+		ll_launch_plan_job(plan, &(struct ll_launch_job){
+						 .dir = dir, .records = true, .watch = true, .environ = environ });
 	}
 
 	out = ll_out_new(stdout, o.json);

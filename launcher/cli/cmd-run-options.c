@@ -20,6 +20,8 @@ enum {
 	OPT_MODULE,
 	OPT_ON_FALLBACK,
 	OPT_PREFLIGHT,
+	OPT_HANG_TIMEOUT,
+	OPT_ON_HANG,
 	OPT_TORCHRUN = 0x2000, /* + index into ll_torchrun_options */
 };
 
@@ -56,6 +58,11 @@ static void usage(FILE *f)
 		"                         later (default 15)\n"
 		"  --on-fallback warn|stop  when NCCL's logs show it fell back to sockets where the\n"
 		"                         plan expected InfiniBand or RoCE: warn (default) or stop\n"
+		"  --hang-timeout SECONDS when no rank has printed anything for this long, write\n"
+		"                         every rank's Python stack into the job directory, name\n"
+		"                         the ranks that wait elsewhere than the rest, and stop\n"
+		"                         the job (profile key hang_timeout; default: no watch)\n"
+		"  --on-hang stop|dump    after the stacks: stop the job (default) or let it run\n"
 		"  --preflight            first run 'llmlaunch check' over the same world; its\n"
 		"                         --on-slow, --exclude-file, --drain, --check-timeout apply\n"
 		LL_COMMON_HELP
@@ -102,6 +109,8 @@ static struct option *build_longopts(void)
 		{ "grace", required_argument, NULL, OPT_GRACE },
 		{ "on-fallback", required_argument, NULL, OPT_ON_FALLBACK },
 		{ "preflight", no_argument, NULL, OPT_PREFLIGHT },
+		{ "hang-timeout", required_argument, NULL, OPT_HANG_TIMEOUT },
+		{ "on-hang", required_argument, NULL, OPT_ON_HANG },
 		LL_CHECK_LONG_OPTIONS,
 		LL_COMMON_LONG_OPTIONS,
 		LL_AGREE_LONG_OPTIONS,
@@ -158,6 +167,22 @@ static void add_torchrun(struct run_options *o, const struct ll_torchrun_option 
 		(struct ll_assignment){ .name = name, .value = ll_torchrun_has_arg(t) ? value : "1", .origin = origin };
 	if (strcmp(t->name, "no_python") == 0)
 		o->no_python = true;
+}
+
+/* An option of llmlaunch that the plan holds as a setting ("hang_timeout"), with the
+ * option as its origin, as --set NAME=VALUE would give it. */
+static int add_setting(struct run_options *o, const char *name, const char *spelled, const char *value)
+{
+	char *expected = NULL;
+
+	if (ll_plan_setting_check(name, value, &expected) < 0) {
+		ll_errorf("%s '%s': expected %s", spelled, value, expected ? expected : "another value");
+		free(expected);
+		return -EINVAL;
+	}
+	*(struct ll_assignment *)ll_array_push(&o->plan.sets, &o->plan.n_sets, sizeof(*o->plan.sets)) =
+		(struct ll_assignment){ .name = name, .value = value, .origin = spelled };
+	return 1;
 }
 
 /* An error record of a parser below (plan, agreement), reported: a usage error. */
@@ -218,6 +243,10 @@ static int run_option(struct run_options *o, struct ll_ctx *ctx, int c, char **a
 	case OPT_PREFLIGHT:
 		o->preflight = true;
 		return 1;
+	case OPT_HANG_TIMEOUT:
+		return add_setting(o, "hang_timeout", "--hang-timeout", optarg);
+	case OPT_ON_HANG:
+		return add_setting(o, "on_hang", "--on-hang", optarg);
 	case LL_OPT_ON_SLOW:
 	case LL_OPT_EXCLUDE_FILE:
 	case LL_OPT_DRAIN:

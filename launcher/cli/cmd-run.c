@@ -199,7 +199,6 @@ int cmd_run(int argc, char **argv, struct ll_ctx *ctx)
 		ll_error_hint(&err, "nothing was started; 'llmlaunch explain' says why");
 		goto fail;
 	}
-	boot = run_bootstrap_file(plan);
 	req = (struct ll_launch_request){
 		.self_exe = self,
 		.python = python,
@@ -208,7 +207,6 @@ int cmd_run(int argc, char **argv, struct ll_ctx *ctx)
 		.script_args = o.script_args,
 		.n_script_args = o.n_script_args,
 		.environ = environ,
-		.bootstrap = boot,
 	};
 	jo = (struct run_job_options){
 		.dry_run = o.dry_run,
@@ -217,6 +215,9 @@ int cmd_run(int argc, char **argv, struct ll_ctx *ctx)
 		.grace_s = o.grace_s,
 	};
 	r = run_job_open(&job, plan, environ, &jo, &err);
+	/* After the job's values: the hang watch adds the bootstrap's stacks feature. */
+	boot = run_bootstrap_file(plan);
+	req.bootstrap = boot;
 	if (r >= 0)
 		r = ll_launch_build(plan, &req, &job.launch, &err);
 	if (r < 0)

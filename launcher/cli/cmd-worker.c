@@ -42,6 +42,8 @@ struct worker_run {
 	char tail[TAIL_MAX];
 	size_t tail_len;
 	char *activity;             /* STATUS_DIR/worker-LOCALRANK, NULL: none */
+	char *activity_text;        /* what it says: which processes run the rank */
+	bool printed;               /* the rank has written a first byte */
 	double touched;
 };
 
@@ -85,7 +87,15 @@ static bool relay_once(struct worker_run *w, struct relay *r)
 	write_all(r->to, buf, (size_t)n);
 	if (r->keep_tail)
 		keep_tail(w, buf, (size_t)n);
-	if (w->activity && ll_now_s() - w->touched >= TOUCH_INTERVAL_S) {
+	if (w->activity && !w->printed) {
+		/* The watch starts at the job's first line: before it, the job is starting
+		 * (imports, rendezvous), which torchrun's own timeouts bound. */
+		_cleanup_free_ char *text = ll_asprintf("%sprinted\n", w->activity_text);
+
+		ll_file_replace(w->activity, text, strlen(text), 0600);
+		w->printed = true;
+		w->touched = ll_now_s();
+	} else if (w->activity && ll_now_s() - w->touched >= TOUCH_INTERVAL_S) {
 		utimensat(AT_FDCWD, w->activity, NULL, 0);
 		w->touched = ll_now_s();
 	}
@@ -107,20 +117,6 @@ static char *node_name(void)
 	return ll_strdup(host);
 }
 
-/* A faulthandler dump on stderr (the interpreter aborted on the hang watch's
- * SIGABRT) goes to STACKS_DIR/rank-R.txt. */
-static void save_stacks(const struct worker_run *w, const char *stacks_dir, int rank)
-{
-	static const char marker[] = "Fatal Python error";
-	const char *p = memmem(w->tail, w->tail_len, marker, sizeof(marker) - 1);
-	_cleanup_free_ char *path = NULL;
-
-	if (!p || !stacks_dir || rank < 0)
-		return;
-	path = ll_asprintf("%s/rank-%d.txt", stacks_dir, rank);
-	ll_file_replace(path, p, w->tail_len - (size_t)(p - w->tail), 0600);
-}
-
 /* Run argv as a child, forward signals to it, relay its stderr (and its stdout when
  * the hang watch asks for it) keeping the tail for the cause, record how it ended,
  * and end the same way. Never returns. */
@@ -129,7 +125,7 @@ static void __attribute__((noreturn)) run_and_record(char **argv, const char *st
 	static const int forwarded[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
 	static struct worker_run w;
 	const char *rc = getenv("TORCHELASTIC_RESTART_COUNT"), *rank_s = getenv("RANK");
-	const char *watch = getenv(LL_WATCH_OUTPUT_ENV), *stacks_dir = getenv(LL_STACKS_DIR_ENV);
+	const char *watch = getenv(LL_WATCH_OUTPUT_ENV);
 	sigset_t mask, old;
 	struct ll_error err = { 0 };
 	int st = 0, attempt = rc ? atoi(rc) : 0, rank = -1, sfd, errp[2] = { -1, -1 }, outp[2] = { -1, -1 };
@@ -180,8 +176,9 @@ static void __attribute__((noreturn)) run_and_record(char **argv, const char *st
 	{
 		/* The hang watch reads this file: its time is the last output, its text
 		 * which process to ask for a stack. */
-		_cleanup_free_ char *text = ll_asprintf("pid %d\nworker %d\nrank %d\n", (int)pid, (int)getpid(), rank);
+		char *text = ll_asprintf("pid %d\nworker %d\nrank %d\n", (int)pid, (int)getpid(), rank);
 
+		w.activity_text = text;
 		w.activity = ll_asprintf("%s/worker-%d", status_dir, local_rank);
 		if (ll_file_replace(w.activity, text, strlen(text), 0600) < 0) {
 			free(w.activity);
@@ -225,6 +222,9 @@ static void __attribute__((noreturn)) run_and_record(char **argv, const char *st
 				break;
 		}
 	}
+	/* An ended rank is not hanging: the watch looks at running ranks only. */
+	if (w.activity)
+		unlink(w.activity);
 	{
 		_cleanup_free_ char *host = node_name(), *cause = NULL;
 
@@ -233,8 +233,6 @@ static void __attribute__((noreturn)) run_and_record(char **argv, const char *st
 			if (!cause && w.tail_len)
 				cause = ll_worker_cause_from_output(w.tail, w.tail_len);
 		}
-		if (WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT)
-			save_stacks(&w, stacks_dir, rank);
 		if (ll_worker_end_write(status_dir,
 					&(struct ll_worker_end){ .local_rank = local_rank,
 								 .rank = rank,

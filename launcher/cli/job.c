@@ -1,8 +1,10 @@
 /* One job as `run` and the preflight check start it (job.h). */
 #include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "job.h"
@@ -14,7 +16,7 @@ int run_job_open(struct run_job *job, struct ll_plan *plan, char *const *environ
 		 struct ll_error *err)
 {
 	const struct ll_setting *file;
-	const char *status, *pattern;
+	const char *status, *pattern, *stacks;
 	int r;
 
 	*job = (struct run_job){ .o = o, .dir = { .lock_fd = -1 } };
@@ -43,6 +45,9 @@ int run_job_open(struct run_job *job, struct ll_plan *plan, char *const *environ
 	status = ll_plan_value(plan, LL_STATUS_DIR_ENV);
 	if (status && !o->dry_run && mkdir(status, 0700) < 0)
 		return ll_error_set(err, -errno, "cannot create '%s': %s", status, strerror(errno));
+	stacks = ll_plan_value(plan, LL_STACKS_DIR_ENV);
+	if (stacks && !o->dry_run && mkdir(stacks, 0700) < 0)
+		return ll_error_set(err, -errno, "cannot create '%s': %s", stacks, strerror(errno));
 	pattern = ll_plan_value(plan, "nccl_log");
 	if (pattern && ll_launch_nccl_log_split(pattern, &job->nccl_dir, &job->nccl_prefix) == 0) {
 		file = ll_plan_get(plan, "NCCL_DEBUG_FILE");
@@ -102,11 +107,176 @@ static int failure_watch(struct run_job *job)
 	return LL_WATCH_GO_ON;
 }
 
+/* ---- the hang watch ---- */
+
+/* How often the workers' activity files are looked at, and how long the ranks get to
+ * write their stacks once asked. */
+#define HANG_CHECK_INTERVAL_S 0.5
+#define STACKS_WAIT_S 3.0
+
+static double real_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+struct rank_worker {
+	int rank;
+	pid_t pid;                  /* the rank's interpreter */
+};
+
+/* The last time any rank printed (each __worker sets its activity file's time when its
+ * rank writes), and the ranks' interpreters. */
+static double last_activity(const struct run_job *job, struct rank_worker **ret, size_t *ret_n, bool *ret_printed)
+{
+	double last = job->started;
+	DIR *d = opendir(job->launch->status_dir);
+	struct dirent *e;
+
+	*ret = NULL;
+	*ret_n = 0;
+	*ret_printed = false;
+	if (!d)
+		return last;
+	while ((e = readdir(d))) {
+		_cleanup_free_ char *path = NULL, *text = NULL;
+		struct rank_worker w = { .rank = -1 };
+		struct stat st;
+		int pid = 0;
+
+		if (!ll_startswith(e->d_name, "worker-") || strchr(e->d_name, '.'))
+			continue;
+		path = ll_asprintf("%s/%s", job->launch->status_dir, e->d_name);
+		if (stat(path, &st) < 0)
+			continue;
+		if (st.st_mtim.tv_sec + st.st_mtim.tv_nsec / 1e9 > last)
+			last = st.st_mtim.tv_sec + st.st_mtim.tv_nsec / 1e9;
+		if (ll_read_file(path, 256, &text) < 0 || sscanf(text, "pid %d\nworker %*d\nrank %d", &pid, &w.rank) != 2 ||
+		    pid <= 0)
+			continue;
+		w.pid = pid;
+		if (strstr(text, "\nprinted\n"))
+			*ret_printed = true;
+		*(struct rank_worker *)ll_array_push(ret, ret_n, sizeof(w)) = w;
+	}
+	closedir(d);
+	return last;
+}
+
+static off_t file_size(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 ? st.st_size : -1;
+}
+
+/* Ask every rank whose bootstrap registered the stacks handler for its stack, wait
+ * until each has written it, and say where the ranks wait. */
+static char *collect_stacks(const struct run_job *job, const struct rank_worker *w, size_t n)
+{
+	struct ll_rank_stack *v = ll_calloc(n ? n : 1, sizeof(*v));
+	char **paths = ll_calloc(n ? n : 1, sizeof(char *));
+	off_t *sizes = ll_calloc(n ? n : 1, sizeof(off_t));
+	double deadline = ll_now_s() + STACKS_WAIT_S;
+	size_t asked = 0;
+	char *text;
+
+	for (size_t i = 0; i < n; i++) {
+		paths[i] = ll_asprintf("%s/rank-%d.txt", job->stacks_dir, w[i].rank);
+		sizes[i] = -1;
+		/* The file exists once the handler is registered: only then is the signal,
+		 * whose default action ends a process, safe to send. */
+		if (w[i].rank >= 0 && truncate(paths[i], 0) == 0 && kill(w[i].pid, LL_STACKS_SIGNAL) == 0) {
+			sizes[i] = 0;
+			asked++;
+		}
+	}
+	/* Written when each file has grown and then stayed the same for one look. */
+	while (asked && ll_now_s() < deadline) {
+		bool settled = true;
+
+		usleep(100000);
+		for (size_t i = 0; i < n; i++) {
+			off_t sz;
+
+			if (sizes[i] < 0)
+				continue;
+			sz = file_size(paths[i]);
+			if (sz <= 0 || sz != sizes[i])
+				settled = false;
+			sizes[i] = sz;
+		}
+		if (settled)
+			break;
+	}
+	for (size_t i = 0; i < n; i++) {
+		v[i].rank = w[i].rank;
+		if (sizes[i] > 0 && ll_read_file(paths[i], 1 << 20, &v[i].text) == 0)
+			v[i].where = ll_stack_where(v[i].text);
+	}
+	ll_stacks_group(v, n, &text);
+	for (size_t i = 0; i < n; i++) {
+		free(v[i].text);
+		free(v[i].where);
+		free(paths[i]);
+	}
+	free(v);
+	free(paths);
+	free(sizes);
+	return text;
+}
+
+static int rank_cmp(const void *a, const void *b)
+{
+	return ((const struct rank_worker *)a)->rank - ((const struct rank_worker *)b)->rank;
+}
+
+static int hang_watch(struct run_job *job)
+{
+	struct rank_worker *w;
+	size_t n;
+	double last, now = ll_now_s(), silent;
+	bool printed;
+	_cleanup_free_ char *where = NULL, *verdict = NULL, *path = NULL, *line = NULL;
+
+	if (job->hang_timeout_s <= 0 || job->hang_stop || now < job->next_hang_check)
+		return LL_WATCH_GO_ON;
+	job->next_hang_check = now + HANG_CHECK_INTERVAL_S;
+	last = last_activity(job, &w, &n, &printed);
+	silent = real_now() - last;
+	/* The watch starts at the job's first line. --on-hang dump: once per silence; a
+	 * line printed since starts the watch again. */
+	if (!printed || silent < job->hang_timeout_s || (job->hang_dumped && last < job->hang_dumped)) {
+		free(w);
+		return LL_WATCH_GO_ON;
+	}
+	qsort(w, n, sizeof(*w), rank_cmp);
+	where = collect_stacks(job, w, n);
+	free(w);
+	verdict = ll_asprintf("the job hangs: no rank has printed anything for %.0f s; %s; every rank's stack is in %s",
+			      silent, where, job->stacks_dir);
+	ll_errorf("%s", verdict);
+	path = ll_asprintf("%s/verdict", job->path);
+	line = ll_asprintf("%s\n", verdict);
+	ll_file_replace(path, line, strlen(line), 0600);
+	job->hung = true;
+	job->failed = true; /* the stacks stay, even if the job then ends well */
+	job->hang_dumped = real_now();
+	if (job->hang_dump)
+		return LL_WATCH_GO_ON;
+	job->hang_stop = true;
+	return LL_WATCH_STOP_NOW;
+}
+
 static int job_watch(void *data)
 {
 	struct run_job *job = data;
 	int r = failure_watch(job);
 
+	if (r == LL_WATCH_GO_ON)
+		r = hang_watch(job);
 	if (r != LL_WATCH_GO_ON)
 		return r;
 
@@ -137,8 +307,19 @@ int run_job_supervise(struct run_job *job, const struct ll_plan *plan, int *ret_
 		const char *interval = ll_plan_value(plan, "torchrun.monitor_interval");
 		double mi = interval ? atof(interval) : DEFAULT_MONITOR_INTERVAL_S;
 
+		const char *hang = ll_plan_value(plan, "hang_timeout");
+		const char *stacks = ll_plan_value(plan, LL_STACKS_DIR_ENV);
+
 		job->max_restarts = restarts ? atoi(restarts) : 0;
 		job->settle_s = mi + 1 < MAX_SETTLE_S ? mi + 1 : MAX_SETTLE_S;
+		/* The plan names the stacks directory only where a watch can run (supervised,
+		 * each worker through __worker). */
+		if (hang && stacks && job->launch->status_dir &&
+		    ll_parse_seconds("hang_timeout", hang, 1, LL_HANG_TIMEOUT_MAX_S, &job->hang_timeout_s, NULL) == 0) {
+			job->hang_dump = ll_streq(ll_plan_value(plan, "on_hang"), "dump");
+			job->stacks_dir = ll_strdup(stacks);
+		}
+		job->started = real_now();
 	}
 	fflush(stdout);
 	fflush(stderr);
@@ -167,8 +348,10 @@ int run_job_supervise(struct run_job *job, const struct ll_plan *plan, int *ret_
 		if (ll_worker_exits_read(job->launch->status_dir, &v, &n) == 0) {
 			ll_failure_find(v, n, &f);
 			/* Ranks that ended after a forwarded stop signal were asked to. */
-			if (f.first && !(stop_time && f.first->time_ns >= stop_time)) {
-				_cleanup_free_ char *text = ll_failure_text(&f);
+			if (job->hang_stop) {
+				job->failed = true; /* the stacks and the hang's verdict stay */
+			} else if (f.first && !(stop_time && f.first->time_ns >= stop_time)) {
+				_cleanup_free_ char *text = ll_failure_text(&f, plan->nnodes > 1);
 				_cleanup_free_ char *path = ll_asprintf("%s/verdict", job->path);
 				_cleanup_free_ char *line = ll_asprintf("%s\n", text);
 
@@ -239,7 +422,7 @@ void run_job_release(struct run_job *job, bool keep)
 			remove_nccl_logs(job->nccl_dir, job->nccl_prefix);
 	}
 	if (job->launch && job->launch->status_dir && job->dir.path) {
-		if (keep && job->failed)
+		if ((keep || job->hung) && job->failed)
 			ll_errorf("the job's record is kept in '%s' (read it with 'llmlaunch logs %s')", job->path,
 				  job->path);
 		else
@@ -252,5 +435,6 @@ void run_job_release(struct run_job *job, bool keep)
 	free(job->path);
 	free(job->nccl_dir);
 	free(job->nccl_prefix);
+	free(job->stacks_dir);
 	*job = (struct run_job){ .dir = { .lock_fd = -1 } };
 }

@@ -40,6 +40,15 @@ struct run_job {
 	double next_records;        /* when to read the records again */
 	bool failure_stop;          /* llmlaunch stopped torchrun after a failure */
 	bool failed;                /* a rank failed: the record stays in the directory */
+	/* The hang watch (--hang-timeout): no output from any rank for hang_timeout_s. */
+	double hang_timeout_s;      /* 0: no watch */
+	bool hang_dump;             /* --on-hang dump: the stacks, and the job goes on */
+	char *stacks_dir;
+	double started;             /* CLOCK_REALTIME seconds when the job started */
+	double next_hang_check;     /* ll_now_s() */
+	double hang_dumped;         /* CLOCK_REALTIME of the last dump; 0: none */
+	bool hung;                  /* the stacks were taken: they stay with the record */
+	bool hang_stop;             /* ... and the job was stopped for it */
 };
 
 /* Everything up to the command: the directory (created unless dry_run; what killed

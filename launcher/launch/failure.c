@@ -194,8 +194,10 @@ void ll_failure_find(const struct ll_worker_exit *v, size_t n, struct ll_failure
 		if (!first && !ll_worker_cause_is_consequence(x->cause) && !(is_stop_signal(x) && earliest != x))
 			first = x;
 	}
-	if (!first)
+	if (!first) {
 		first = earliest;
+		ret->consequence = first != NULL;
+	}
 	if (!first)
 		return;
 	ret->first = first;
@@ -203,8 +205,9 @@ void ll_failure_find(const struct ll_worker_exit *v, size_t n, struct ll_failure
 	ret->status = first->signaled ? 128 + first->code : first->code;
 }
 
-char *ll_failure_text(const struct ll_failure *f)
+char *ll_failure_text(const struct ll_failure *f, bool other_nodes)
 {
+	bool elsewhere = other_nodes && f->consequence;
 	const struct ll_worker_exit *x = f->first;
 	struct ll_buf b;
 	char when[16] = "?";
@@ -221,7 +224,8 @@ char *ll_failure_text(const struct ll_failure *f)
 		ll_buf_addf(&b, "rank %d", x->rank);
 	else
 		ll_buf_addf(&b, "local rank %d", x->local_rank);
-	ll_buf_addf(&b, " on %s failed first (", x->host ? x->host : "this node");
+	ll_buf_addf(&b, " on %s failed %s (", x->host ? x->host : "this node",
+		    elsewhere ? "because another rank did" : "first");
 	if (x->signaled)
 		ll_buf_addf(&b, "signal %s", sigabbrev_np(x->code) ? sigabbrev_np(x->code) : "?");
 	else
@@ -233,6 +237,8 @@ char *ll_failure_text(const struct ll_failure *f)
 		ll_buf_addf(&b, ": killed by SIG%s", sigabbrev_np(x->code) ? sigabbrev_np(x->code) : "?");
 	if (f->n_after)
 		ll_buf_addf(&b, "; %zu other rank%s stopped after it", f->n_after, f->n_after == 1 ? "" : "s");
+	if (elsewhere)
+		ll_buf_add(&b, "; the first failure was on another node");
 	return ll_buf_detach(&b);
 }
 

@@ -3,6 +3,7 @@
  * exit records, NCCL's log for the watcher), each with source "launch" and a reason,
  * so that the dry run shows them like every other value. */
 #include <errno.h>
+#include <signal.h>
 #include <string.h>
 #include <strings.h>
 
@@ -151,6 +152,35 @@ static void plan_nccl_log(struct ll_plan *plan, const struct ll_launch_job *job)
 	put(plan, "nccl_log", pattern, false, why);
 }
 
+/* --hang-timeout: the workers relay their stdout (the watch sees every line), and the
+ * bootstrap's "stacks" feature lets llmlaunch ask each rank for its stack. */
+static void plan_hang_watch(struct ll_plan *plan, const struct ll_launch_job *job, bool supervised)
+{
+	const char *timeout = ll_plan_value(plan, "hang_timeout");
+	const char *boot = ll_plan_value(plan, LL_BOOTSTRAP_ENV);
+	_cleanup_free_ char *stacks = NULL, *sig = NULL, *features = NULL, *why = NULL;
+
+	/* --exec, --run_path: nobody is there to watch (docs/failures.md says so). */
+	if (!timeout || !supervised)
+		return;
+	stacks = ll_asprintf("%s/%s", job->dir, LL_STACKS_DIR);
+	sig = ll_asprintf("%d", LL_STACKS_SIGNAL);
+	put(plan, LL_WATCH_OUTPUT_ENV, "1", true,
+	    "each worker relays its rank's stdout too, so the hang watch sees every line the job prints");
+	put(plan, LL_STACKS_DIR_ENV, stacks, true, "where each rank's Python stack goes when the job hangs");
+	put(plan, LL_STACKS_SIGNAL_ENV, sig, true,
+	    "the real-time signal on which the bootstrap's stacks feature dumps every thread's stack (faulthandler)");
+	if (boot && *boot) {
+		features = ll_asprintf("%s,%s", boot, LL_BOOTSTRAP_STACKS);
+		why = ll_asprintf("%s, and stacks for the hang watch (--hang-timeout)", boot);
+	} else {
+		features = ll_strdup(LL_BOOTSTRAP_STACKS);
+		why = ll_strdup("stacks: the hang watch (--hang-timeout) asks each rank for its Python stack");
+	}
+	/* Over the environment's own value too: its features are kept, stacks added. */
+	ll_plan_set(plan, LL_BOOTSTRAP_ENV, features, LL_SOURCE_LAUNCH, NULL, why, true);
+}
+
 void ll_launch_plan_job(struct ll_plan *plan, const struct ll_launch_job *job)
 {
 	const struct ll_setting *log_dir = ll_plan_get(plan, "torchrun.log_dir");
@@ -179,6 +209,7 @@ void ll_launch_plan_job(struct ll_plan *plan, const struct ll_launch_job *job)
 		plan_nccl_log(plan, job);
 	else
 		put(plan, "nccl_log", NULL, false, "--exec: nobody is left to watch NCCL's log");
+	plan_hang_watch(plan, job, status && !run_path);
 }
 
 int ll_launch_plan_bootstrap(struct ll_plan *plan, const struct ll_torch_facts *torch, const char *not_asked,

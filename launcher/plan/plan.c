@@ -74,7 +74,8 @@ bool plan_is_variable_name(const char *name)
 
 /* The lower-case names anything reads back from a plan (plan-placement.c, `run`'s
  * choice of interpreter); "torchrun.OPTION" besides. */
-static const char *const setting_names[] = { "bind", "cores-per-rank", "nproc-per-node", "python" };
+static const char *const setting_names[] = { "bind",    "cores-per-rank", "nproc-per-node",
+					     "python", "hang_timeout",   "on_hang" };
 
 const char *const *ll_plan_setting_names(size_t *ret_n)
 {
@@ -111,6 +112,20 @@ int ll_plan_setting_check(const char *name, const char *value, char **ret_expect
 		if (ll_parse_long(value, 1, LL_TORCHRUN_MAX_NPROC, &n) == 0)
 			return 0;
 		*ret_expected = ll_asprintf("a count from 1 to %d", LL_TORCHRUN_MAX_NPROC);
+		return -EINVAL;
+	}
+	if (strcmp(name, "hang_timeout") == 0) {
+		double s;
+
+		if (ll_parse_seconds(name, value, 1, LL_HANG_TIMEOUT_MAX_S, &s, NULL) == 0)
+			return 0;
+		*ret_expected = ll_strdup("a duration from 1 s to 30 days (30, 30s, 5m, 1h)");
+		return -EINVAL;
+	}
+	if (strcmp(name, "on_hang") == 0) {
+		if (strcmp(value, "stop") == 0 || strcmp(value, "dump") == 0)
+			return 0;
+		*ret_expected = ll_strdup("stop or dump");
 		return -EINVAL;
 	}
 	if (strcmp(name, "python") == 0) {

@@ -29,6 +29,7 @@ const char *ll_profile_section_name(enum ll_profile_section s)
 
 static const char *const top_keys[] = {
 	"name", "description", "extends", "match", "nccl", "env", "torchrun", "bind", "python", "expect",
+	"hang_timeout", "on_hang",
 };
 static const char *const match_keys[] = {
 	"gpu_model", "gpu_count", "gpu_count_min", "rdma_driver", "link_layer", "rdma", "hostname", "dmi_product_name",
@@ -548,6 +549,13 @@ static void on_top(struct loader *l, const struct ll_ynode *k, const struct ll_y
 			diag_add(l, v, path, NULL, "'%s' is not a binding (numa, core or none)", v->s);
 		else if (v && v->type == LL_YNODE_SCALAR && !ll_ynode_is_null(v))
 			add_value(l, k, v, path, LL_PROFILE_SETTING, "bind");
+	} else if (strcmp(k->s, "hang_timeout") == 0 || strcmp(k->s, "on_hang") == 0) {
+		/* Stopping a job, or signalling every rank for its stack, is the user's
+		 * or the site's to decide, not a server's. */
+		if (l->opts->remote && !l->opts->allow_loader_vars)
+			diag_add(l, k, path, ll_strdup(TRUST_HINT), "a profile from the network may not set '%s'", k->s);
+		else if (need_scalar(l, v, path, strcmp(k->s, "on_hang") == 0 ? "stop or dump" : "a duration"))
+			add_value(l, k, v, path, LL_PROFILE_SETTING, k->s);
 	} else if (strcmp(k->s, "python") == 0) {
 		if (l->opts->remote && !l->opts->allow_loader_vars)
 			diag_add(l, k, path, ll_strdup(TRUST_HINT), "a profile from the network may not choose the interpreter");

@@ -73,8 +73,10 @@ LLMLAUNCH_BOOTSTRAP=libuv-off,warp-drive "$LLMLAUNCH" --python "$PY" --nproc-per
 rc=$?
 set -e
 [ "$rc" != 0 ] || fail "an unknown feature started the job"
-grep -q "llmlaunch bootstrap: unknown feature 'warp-drive' in LLMLAUNCH_BOOTSTRAP (known: libuv-off)" \
+grep -q "llmlaunch bootstrap: unknown feature 'warp-drive' in LLMLAUNCH_BOOTSTRAP (known: libuv-off, stacks)" \
 	"$WORK/err.unknown" "$WORK/out.unknown" || fail "unknown feature: $(cat "$WORK/err.unknown")"
 ! grep -q Traceback "$WORK/err.unknown" || fail "unknown feature: a traceback"
+# Failed jobs keep their record (docs/failures.md); nothing else may stay.
+rm -rf "$TMPDIR"/llmlaunch-*
 assert_tmp_clean
 echo "ok: the bootstrap starts scripts as python does; explain asks torch once, never for --fsroot"

@@ -76,7 +76,7 @@ static void test_first_failure(void **state)
 	assert_string_equal(f.first->host, "n2");
 	assert_int_equal(f.status, 1);
 	assert_int_equal(f.n_after, 2);
-	text = ll_failure_text(&f);
+	text = ll_failure_text(&f, false);
 	assert_string_equal(text, "rank 11 on n2 failed first (exit 1, 00:16:40): ValueError: boom; 2 other ranks "
 				  "stopped after it");
 	free(text);
@@ -90,7 +90,7 @@ static void test_first_failure(void **state)
 	assert_int_equal(f.first->local_rank, 1);
 	assert_int_equal(f.status, 128 + SIGKILL);
 	assert_int_equal(f.n_after, 1);
-	text = ll_failure_text(&f);
+	text = ll_failure_text(&f, false);
 	assert_string_equal(text, "rank 11 on n2 failed first (signal KILL, 00:16:40): killed by SIGKILL; 1 other rank "
 				  "stopped after it");
 	free(text);
@@ -109,13 +109,20 @@ static void test_first_failure(void **state)
 	record(dir, 1, 3, "exit 1", 1000012000000LL, "RuntimeError: NCCL communicator was aborted on rank 1.");
 	find(dir, &v, &n, &f);
 	assert_int_equal(f.first->local_rank, 1);
+	assert_true(f.consequence);
+	/* On one of several nodes, that means the failure began elsewhere. */
+	text = ll_failure_text(&f, true);
+	assert_string_equal(text, "rank 11 on n2 failed because another rank did (exit 1, 00:16:40): RuntimeError: NCCL "
+				  "communicator was aborted on rank 1.; 1 other rank stopped after it; the first failure "
+				  "was on another node");
+	free(text);
 	ll_worker_exits_free(v, n);
 
 	/* Everything well: no failure. */
 	record(dir, 0, 4, "exit 0", 1000014000000LL, NULL);
 	find(dir, &v, &n, &f);
 	assert_null(f.first);
-	assert_null(ll_failure_text(&f));
+	assert_null(ll_failure_text(&f, false));
 	ll_worker_exits_free(v, n);
 	remove_dir(dir);
 }
