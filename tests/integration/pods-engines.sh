@@ -108,7 +108,7 @@ echo "ok: missing: node 0 named node 2"
 
 # 6. Two contracts that disagree: a usage error naming both, nothing started.
 pods_exec 1 env -i PATH="$PATH" HOME="$HOME" PET_NNODES=4 PET_NODE_RANK=0 PET_MASTER_ADDR=x SKYPILOT_NUM_NODES=2 \
-	SKYPILOT_NODE_RANK=0 SKYPILOT_NODE_IPS=198.51.100.1 "$LLMLAUNCH" --python /usr/bin/python3 \
+	SKYPILOT_NODE_RANK=0 SKYPILOT_NODE_IPS=$'198.51.100.1\n198.51.100.2' "$LLMLAUNCH" --python /usr/bin/python3 \
 	"$LL_SRCDIR/examples/train.py" >"$agree_tmp/two.out" 2>"$agree_tmp/two.err"
 rc=$?
 [ $rc = 2 ] || fail "two contracts: exit status $rc, not 2: $(cat "$agree_tmp/two.err")"
