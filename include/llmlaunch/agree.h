@@ -147,6 +147,8 @@ struct ll_agree_input {
 	size_t n_nodes;
 	size_t self;                /* this node's index in nodes */
 	bool strict;                /* soft differences are errors too */
+	bool not_slurm;             /* the launcher is not srun (mpirun): hints say how to leave nodes
+				     * out in its terms (ll_agree_leave_out) */
 	ll_summary_fetch_fn fetch;
 	void *fetch_data;
 	/* Optional: true when fetch(i) costs no message to another node. */
@@ -179,6 +181,10 @@ void ll_agree_result_release(struct ll_agree_result *r);
  * -EPROTO on a hard difference (message names the nodes and the difference),
  * -ENETUNREACH when no subnet is shared, errors of `fetch` as they come. */
 int ll_agree_decide(const struct ll_agree_input *in, struct ll_agree_result *ret, struct ll_error *err);
+
+/* How to leave nodes out of the job, in the launcher's terms: "srun --exclude=NAMES"
+ * under Slurm, else "drop them from mpirun's --host or --hostfile: NAMES". Malloc'ed. */
+char *ll_agree_leave_out(bool not_slurm, const char *names);
 
 /* The switch above a node in a SLURM_TOPOLOGY_ADDR ("s1.s7.n12" -> "s1.s7"); "" for none. */
 size_t ll_topology_leaf_len(const char *addr);

@@ -17,44 +17,11 @@
 #include <errno.h>
 #include <netdb.h>
 #include <string.h>
-#include <time.h>
 
 #include "llmlaunch/addr.h"
 #include "llmlaunch/clock.h"
 #include "llmlaunch/hash.h"
 #include "llmlaunch/port.h"
-
-#define RESOLVE_FIRST_PAUSE_S 0.1
-#define RESOLVE_MAX_PAUSE_S 2.0
-
-static void pause_s(double s)
-{
-	struct timespec ts = { .tv_sec = (time_t)s, .tv_nsec = (long)((s - (double)(time_t)s) * 1e9) };
-
-	nanosleep(&ts, NULL);
-}
-
-/* Node 0's name, tried until `until` (ll_now_s() scale; 0: once), the pause doubling
- * up to 2 s. NULL with *ret_why (malloc'ed) when it never resolved. */
-static char *resolve_until(const char *host, double until, bool *ret_loopback, char **ret_why)
-{
-	double pause = RESOLVE_FIRST_PAUSE_S;
-	int gai = 0;
-
-	for (;;) {
-		char *numeric = agree_resolve(host, ret_loopback, &gai);
-		double now = ll_now_s();
-
-		if (numeric)
-			return numeric;
-		if (now + pause > until)
-			break;
-		pause_s(pause);
-		pause = pause * 2 > RESOLVE_MAX_PAUSE_S ? RESOLVE_MAX_PAUSE_S : pause * 2;
-	}
-	*ret_why = ll_strdup(gai == EAI_SYSTEM ? strerror(errno) : gai_strerror(gai));
-	return NULL;
-}
 
 /* What to do when a node cannot reach node 0, in the engine's own terms. */
 static const char *unreach_hint(enum ll_contract_engine e)
@@ -109,7 +76,7 @@ int agree_contract_run(const struct ll_agree_options *o, const char *proof_ifnam
 
 	/* Only nodes that connect to node 0 need its address before the proof; node 0
 	 * learns its own from where they came in. */
-	numeric = resolve_until(k->master_host, o->prove && multi && k->node_rank != 0 ? t0 + ret->deadlines.agree_s : 0,
+	numeric = agree_resolve_until(k->master_host, o->prove && multi && k->node_rank != 0 ? t0 + ret->deadlines.agree_s : 0,
 				&loopback, &why);
 	if (!numeric) {
 		if (o->prove && multi && k->node_rank != 0) {

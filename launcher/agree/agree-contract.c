@@ -193,7 +193,8 @@ static int parse_nproc(const char *var, const char *v, long *ret, struct ll_erro
 			*ret = 0;
 			return 0;
 		}
-	return ll_parse_long(v, 1, 1 << 16, ret) < 0 ? not_number(err, var, v, "auto, gpu, cpu or a process count") : 0;
+	/* SkyPilot says 0 GPUs on a CPU cluster: no count, as "auto". */
+	return ll_parse_long(v, 0, 1 << 16, ret) < 0 ? not_number(err, var, v, "auto, gpu, cpu or a process count") : 0;
 }
 
 static const char *get(char *const *env, const char *name)

@@ -37,6 +37,10 @@ int agree_env_prove(const struct ll_agree_options *o, const struct agree_env_wor
  * prefer it), never a loopback one when another is there (*ret_loopback: the best
  * was). NULL when it does not resolve (*ret_gai, may be NULL: getaddrinfo's code). */
 char *agree_resolve(const char *host, bool *ret_loopback, int *ret_gai);
+/* agree_resolve() until `until` (ll_now_s() scale; 0: once), pausing 0.1 s doubling up
+ * to 2 s between tries: names that appear late (a headless service's record once its
+ * pod exists). NULL with *ret_why (malloc'ed: the resolver's last error) at the end. */
+char *agree_resolve_until(const char *host, double until, bool *ret_loopback, char **ret_why);
 /* The interface that holds `addr` on this node, if it is one of its own; else NULL. */
 char *agree_local_ifname(const char *addr);
 

@@ -19,6 +19,7 @@
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "llmlaunch/addr.h"
 #include "llmlaunch/clock.h"
@@ -57,6 +58,35 @@ char *agree_resolve(const char *host, bool *ret_loopback, int *ret_gai)
 		text[0] = '\0';
 	freeaddrinfo(ai);
 	return text[0] ? ll_strdup(text) : NULL;
+}
+
+#define RESOLVE_FIRST_PAUSE_S 0.1
+#define RESOLVE_MAX_PAUSE_S 2.0
+
+static void pause_s(double s)
+{
+	struct timespec ts = { .tv_sec = (time_t)s, .tv_nsec = (long)((s - (double)(time_t)s) * 1e9) };
+
+	nanosleep(&ts, NULL);
+}
+
+char *agree_resolve_until(const char *host, double until, bool *ret_loopback, char **ret_why)
+{
+	double pause = RESOLVE_FIRST_PAUSE_S;
+	int gai = 0;
+
+	for (;;) {
+		char *numeric = agree_resolve(host, ret_loopback, &gai);
+
+		if (numeric)
+			return numeric;
+		if (ll_now_s() + pause > until)
+			break;
+		pause_s(pause);
+		pause = pause * 2 > RESOLVE_MAX_PAUSE_S ? RESOLVE_MAX_PAUSE_S : pause * 2;
+	}
+	*ret_why = ll_strdup(gai == EAI_SYSTEM ? strerror(errno) : gai_strerror(gai));
+	return NULL;
 }
 
 char *agree_local_ifname(const char *addr)
@@ -169,7 +199,7 @@ int agree_slurm_run(const struct ll_agree_options *o, const char *proof_ifname, 
 		    struct ll_cluster *ret, struct ll_error *err)
 {
 	struct ll_slurm_job job;
-	_cleanup_free_ char *first = NULL, *numeric = NULL;
+	_cleanup_free_ char *first = NULL, *numeric = NULL, *why = NULL;
 	double t0 = ll_now_s();
 	bool loopback = false;
 	long step;
@@ -209,9 +239,14 @@ int agree_slurm_run(const struct ll_agree_options *o, const char *proof_ifname, 
 		ll_cluster_note(ret, "running in the batch script, on the first node only: start one llmlaunch per node "
 				     "with 'srun --ntasks-per-node=1 llmlaunch ...'");
 
-	numeric = agree_resolve(first, &loopback, NULL);
+	/* A node that must connect to node 0 waits for its name to resolve (a name service
+	 * that learns of nodes late), up to the agreement's deadline; node 0 and the
+	 * commands that only show the plan try once. */
+	numeric = agree_resolve_until(first, o->prove && job.in_step && job.nnodes > 1 && job.node_id != 0
+						     ? t0 + ret->deadlines.agree_s : 0,
+				      &loopback, &why);
 	if (!numeric) {
-		ll_cluster_note(ret, "the master host '%s' (first of %s) does not resolve here", first, job.nodelist);
+		ll_cluster_note(ret, "the master host '%s' (first of %s) does not resolve here: %s", first, job.nodelist, why);
 		ret->master_addr = LL_TAKE(first);
 	} else if (loopback && job.nnodes > 1) {
 		/* Only a node on this same host reaches a loopback address; node 0 is reached
@@ -234,16 +269,17 @@ int agree_slurm_run(const struct ll_agree_options *o, const char *proof_ifname, 
 
 	if (o->prove && job.in_step && job.nnodes > 1) {
 		if (!numeric)
-			return ll_error_set(err, -ENETUNREACH, "cannot reach the master host '%s': it does not resolve here",
-					    ret->master_addr);
+			return ll_error_set(err, -ENETUNREACH, "cannot reach the master host '%s': it is not resolvable "
+							       "yet after %.0f s: %s",
+					    ret->master_addr, ll_now_s() - t0, why);
 		return prove(o, &job, step, job.node_id == 0 ? ret->master_addr : numeric,
 			     proof_ifname ? proof_ifname : ret->socket_ifname, t0, port_asked > 0, ret, err);
 	}
 	/* Only node 0 listens on the port: only it can check that the port is free. */
 	if (job.node_id == 0 && ll_port_in_use(ret->master_port)) {
-		_cleanup_free_ char *why = slurm_port_why(port_asked > 0, &job, step);
+		_cleanup_free_ char *port_why = slurm_port_why(port_asked > 0, &job, step);
 
-		return port_in_use(err, ret->master_port, why, SLURM_PORT_HINT);
+		return port_in_use(err, ret->master_port, port_why, SLURM_PORT_HINT);
 	}
 	return 0;
 }

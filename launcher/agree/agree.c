@@ -23,6 +23,12 @@ const char *ll_agree_backend_name(enum ll_agree_backend b)
 	return (unsigned)b < LL_ARRAY_SIZE(names) ? names[b] : "?";
 }
 
+char *ll_agree_leave_out(bool not_slurm, const char *names)
+{
+	return not_slurm ? ll_asprintf("drop them from mpirun's --host or --hostfile: %s", names)
+			 : ll_asprintf("srun --exclude=%s", names);
+}
+
 void ll_agree_result_release(struct ll_agree_result *r)
 {
 	free(r->order);
@@ -511,8 +517,12 @@ static int check_homogeneity(const struct ll_agree_input *in, struct fetcher *f,
 				add_names(&names, in->nodes, &groups[i]);
 			}
 		r = ll_error_set(err, -EPROTO, "%s", b.s);
-		ll_error_hint(err, "fix those nodes or leave them out (srun --exclude=...: %s); nothing was started",
-			      names.s);
+		{
+			_cleanup_free_ char *how = in->not_slurm ? ll_agree_leave_out(true, names.s)
+								 : ll_asprintf("srun --exclude=...: %s", names.s);
+
+			ll_error_hint(err, "fix those nodes or leave them out (%s); nothing was started", how);
+		}
 		ll_buf_release(&b);
 		ll_buf_release(&names);
 		goto out;

@@ -29,6 +29,7 @@
  * Slurm's PMIx server ignores PMIX_TIMEOUT on fences, so every wait here is
  * non-blocking with our own deadline. */
 #include "llmlaunch/agree-pmix.h"
+#include "llmlaunch/env.h"
 #include "llmlaunch/clock.h"
 #include "llmlaunch/module.h"
 #include "llmlaunch/port.h"
@@ -471,11 +472,13 @@ static void share_failures(struct pmix_state *st, const struct ll_rdzv_outcome *
 	if (n > UNREACH_SHOWN)
 		ll_buf_addf(&msg, "; and %zu more nodes cannot reach it", n - UNREACH_SHOWN);
 	if (n > 0) {
+		_cleanup_free_ char *how = ll_agree_leave_out(!ll_env_get(st->o->environ, "SLURM_JOB_ID"), who.s);
+
 		ll_error_set(err, -EHOSTUNREACH, "%s", msg.s);
 		ll_error_hint(err,
 			      "nothing was started: give those nodes a working interface in the agreed subnet "
-			      "('llmlaunch explain' shows it), or leave them out (srun --exclude=%s)",
-			      who.s);
+			      "('llmlaunch explain' shows it), or leave them out (%s)",
+			      how);
 	}
 	ll_buf_release(&msg);
 	ll_buf_release(&who);
@@ -667,6 +670,7 @@ static int decide(struct pmix_state *st, const struct ll_agree_pmix_args *a, con
 	struct ll_agree_result res = { 0 };
 	struct ll_agree_input in = {
 		.nodes = st->nodes, .n_nodes = st->size, .self = st->me.rank, .strict = st->o->strict,
+		.not_slurm = !ll_env_get(st->o->environ, "SLURM_JOB_ID"),
 		.fetch = fetch_summary, .have = have_summary, .fetch_data = st,
 	};
 	int r = ll_agree_decide(&in, &res, err);
