@@ -61,10 +61,23 @@ const char *plan_nccl_version_text(const struct plan_state *s, char *buf, size_t
 	return buf;
 }
 
+/* "; plugins beside it: net /usr/lib/libnccl-net.so, env /opt/x/libnccl-env.so". */
+static void plugins_text(const struct ll_nccl_lib *l, struct ll_buf *b)
+{
+	for (size_t i = 0; i < l->n_plugins; i++)
+		ll_buf_addf(b, "%s%s %s", i ? ", " : "; NCCL plugins on its path: ",
+			    ll_nccl_plugin_kind_name(l->plugins[i].kind), l->plugins[i].path);
+}
+
 void plan_nccl_decide(struct plan_state *s)
 {
 	const struct ll_nccl_lib *l = s->in->nccl;
+	struct ll_buf plugins;
 	char v[32];
+
+	ll_buf_init(&plugins);
+	if (l)
+		plugins_text(l, &plugins);
 
 	if (!l || !l->searched)
 		plan_decide(s, "nccl_version", NULL, LL_SOURCE_DEFAULT, false,
@@ -72,10 +85,13 @@ void plan_nccl_decide(struct plan_state *s)
 			    "any NCCL");
 	else if (!version_known(l))
 		plan_decide(s, "nccl_version", NULL, LL_SOURCE_PROBE, false,
-			    "unknown (%s): version rules as for any NCCL", l->why_unknown ? l->why_unknown : "");
+			    "unknown (%s): version rules as for any NCCL%s", l->why_unknown ? l->why_unknown : "",
+			    plugins.len ? plugins.s : "");
 	else
 		plan_decide(s, "nccl_version", plan_nccl_version_text(s, v, sizeof(v)), LL_SOURCE_PROBE, false,
-			    "%s, found through %s; version from %s", l->path, l->source, l->version_from);
+			    "%s, found through %s; version from %s%s", l->path, l->source, l->version_from,
+			    plugins.len ? plugins.s : "");
+	ll_buf_release(&plugins);
 }
 
 void plan_lint_nccl(struct plan_state *s)

@@ -83,6 +83,7 @@ fake_nccl_wheel "$root" "$venv" 2.28.3
 fake_nccl "$root" /usr/lib/libnccl-env-site.so -
 explain "$root" "$tmp/2283.json"
 e=$tmp/2283.json
+reason_has "$e" nccl_version "NCCL plugins on its path: env /usr/lib/libnccl-env-site.so"
 lint_has "$e" NCCL_ENV_PLUGIN warning "NCCL 2.28.3 loads the environment plugin /usr/lib/libnccl-env-site.so, which can override every NCCL variable llmlaunch exports"
 # The same plugin with 2.22.3: no environment plugins in that NCCL, nothing said.
 rm -rf "${root:?}$site/nvidia_nccl_cu12-2.28.3.dist-info" "$root$site/nvidia"
