@@ -101,6 +101,25 @@ static bool is_file(const char *fsroot, const char *dir, const char *name)
 	return stat(p, &st) == 0 && S_ISREG(st.st_mode);
 }
 
+void ll_ld_search_path(const char *fsroot, const char *ld_library_path, char ***ret, size_t *ret_n)
+{
+	struct dirlist path = { 0 };
+
+	/* The linker splits LD_LIBRARY_PATH at ':' and ';'. */
+	for (const char *p = ld_library_path; p && *p;) {
+		size_t len = strcspn(p, ":;");
+
+		dir_add(&path, p, len);
+		p += len;
+		p += *p != '\0';
+	}
+	read_ld_conf(fsroot, "/etc/ld.so.conf", &path, 0);
+	for (size_t i = 0; i < LL_ARRAY_SIZE(default_dirs); i++)
+		dir_add(&path, default_dirs[i], strlen(default_dirs[i]));
+	*ret = path.v;
+	*ret_n = path.n;
+}
+
 int ll_annotate_net_plugins(hwloc_topology_t topo, const char *fsroot, struct ll_error *err)
 {
 	hwloc_obj_t root = hwloc_get_root_obj(topo);
@@ -118,18 +137,8 @@ int ll_annotate_net_plugins(hwloc_topology_t topo, const char *fsroot, struct ll
 		if (!ll_sysfs_is_dir(usr) && !ll_sysfs_is_dir(lib))
 			return 0;
 	}
-	/* The linker splits LD_LIBRARY_PATH at ':' and ';'; under --fsroot this
-	 * process's environment says nothing about the tree's machine. */
-	for (const char *p = ldp; p && *p;) {
-		size_t len = strcspn(p, ":;");
-
-		dir_add(&path, p, len);
-		p += len;
-		p += *p != '\0';
-	}
-	read_ld_conf(fsroot, "/etc/ld.so.conf", &path, 0);
-	for (size_t i = 0; i < LL_ARRAY_SIZE(default_dirs); i++)
-		dir_add(&path, default_dirs[i], strlen(default_dirs[i]));
+	/* Under --fsroot this process's environment says nothing about the tree's machine. */
+	ll_ld_search_path(fsroot, ldp, &path.v, &path.n);
 
 	for (size_t d = 0; d < path.n; d++)
 		for (size_t k = 0; k < LL_ARRAY_SIZE(plugin_names); k++)

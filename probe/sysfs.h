@@ -44,6 +44,11 @@ bool ll_sysfs_is_dir(const char *path);
 int ll_sysfs_list(const char *path, char ***ret, size_t *n);
 
 
+/* The dynamic linker's search path (probe/netplugin.c): ld_library_path's directories
+ * (':' and ';' separate), those of /etc/ld.so.conf below fsroot and its includes,
+ * then glibc's trusted ones; each once, absolute. Free with ll_strv_free. */
+void ll_ld_search_path(const char *fsroot, const char *ld_library_path, char ***ret, size_t *n);
+
 /* Parse a whole string as an unsigned decimal number (no sign, no junk). */
 bool ll_parse_uint(const char *s, unsigned *ret);
 

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include "llmlaunch/facts.h"
+#include "llmlaunch/nccl-lib.h"
 #include "llmlaunch/util.h"
 
 /* Lowest to highest precedence. */
@@ -89,6 +90,9 @@ struct ll_plan_input {
 	const char *nccl_conf_unreadable_why;  /* "a FIFO", "Permission denied" */
 	bool nccl_conf_blocks;                  /* NCCL would block on it or read it forever */
 	struct ll_process_limits limits;
+	/* The NCCL the workers will load (llmlaunch/nccl-lib.h), NULL when not searched
+	 * (a snapshot): its version picks the rules of launcher/plan/plan-nccl.c. */
+	const struct ll_nccl_lib *nccl;
 	/* Inherited environment (environ-style "NAME=VALUE" strings, NULL-terminated). */
 	char *const *environ;
 	/* Profile values, already layered (later entries win). Names are variable names

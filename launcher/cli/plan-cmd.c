@@ -169,9 +169,28 @@ static const char *conf_file_value(const struct ll_plan_cmd_options *o, char *co
 	return v;
 }
 
+/* The interpreter the workers will run, as run_choose_python() picks it: --set
+ * python=..., LLMLAUNCH_PYTHON, a profile's python, python3. */
+static const char *workers_python(const struct ll_plan_cmd_options *o, char *const *environ_,
+				  const struct ll_assignment *profile, size_t n_profile)
+{
+	const char *v = ll_env_get(ll_env_or_process(environ_), "LLMLAUNCH_PYTHON");
+
+	for (size_t i = 0; i < o->n_sets; i++)
+		if (strcmp(o->sets[i].name, "python") == 0)
+			return o->sets[i].value;
+	if (v && *v)
+		return v;
+	for (size_t i = n_profile; i-- > 0;)
+		if (strcmp(profile[i].name, "python") == 0 && !ll_streq(profile[i].value, "auto"))
+			return profile[i].value;
+	return "python3";
+}
+
 int ll_ctx_plan(struct ll_ctx *ctx, const struct ll_plan_cmd_options *o, char *const *environ_,
 		struct ll_plan **ret, struct ll_profile_set **ret_profiles, struct ll_error *err)
 {
+	struct ll_nccl_lib nccl = { 0 };
 	_cleanup_(ll_profile_set_freep) struct ll_profile_set *set = NULL;
 	struct ll_nccl_conf conf = { 0 };
 	const struct ll_facts *facts;
@@ -210,9 +229,26 @@ int ll_ctx_plan(struct ll_ctx *ctx, const struct ll_plan_cmd_options *o, char *c
 		in.nccl_conf_blocks = conf.unreadable_blocks;
 	}
 	process_limits(&in.limits);
+	/* The NCCL the workers load: this node's (or the --fsroot tree's); a snapshot
+	 * holds no libraries. */
+	if (!ctx->probe.topology_file) {
+		char *const *env = ll_env_or_process(environ_);
+		struct ll_nccl_search search = {
+			.fsroot = ctx->probe.fsroot,
+			.python = workers_python(o, environ_, in.profile, in.n_profile),
+			.path = ll_env_get(env, "PATH"),
+			.ld_library_path = ll_env_get(env, "LD_LIBRARY_PATH"),
+			.home = ll_env_get(env, "HOME"),
+			.env_plugin = ll_env_get(env, "NCCL_ENV_PLUGIN"),
+		};
+
+		ll_nccl_lib_find(&search, &nccl);
+		in.nccl = &nccl;
+	}
 	r = ll_agree_launcher_read(ll_env_or_process(environ_), &in.launcher, &in.launcher_why, err);
 	if (r == 0)
 		r = ll_plan_build(&in, ret, err);
+	ll_nccl_lib_release(&nccl);
 	ll_nccl_conf_release(&conf);
 	if (r < 0)
 		return r;

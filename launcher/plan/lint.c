@@ -327,4 +327,5 @@ void plan_lint_all(struct plan_state *s)
 	lint_plumbing(s);
 	plan_lint_mnnvl(s);
 	plan_lint_roce(s);
+	plan_lint_nccl(s);
 }

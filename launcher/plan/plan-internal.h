@@ -84,6 +84,12 @@ int plan_placement_decide(struct plan_state *s, struct ll_error *err);
 void plan_lint_all(struct plan_state *s);
 /* What turns multi-node NVLink off or breaks it (lint-mnnvl.c), called by plan_lint_all(). */
 void plan_lint_mnnvl(struct plan_state *s);
+/* The NCCL version rules (plan-nccl.c): whether rule `id` holds for the NCCL the
+ * workers load (LL_UNKNOWN: version unknown), and the release note that says so. */
+enum ll_tristate plan_nccl_has(const struct plan_state *s, const char *id, const char **ret_since);
+const char *plan_nccl_version_text(const struct plan_state *s, char *buf, size_t size); /* NULL unknown */
+void plan_nccl_decide(struct plan_state *s);
+void plan_lint_nccl(struct plan_state *s);
 /* A RoCE plan's class against the host's QoS state (lint-roce.c), called by plan_lint_all(). */
 void plan_lint_roce(struct plan_state *s);
 /* NCCL's configuration files against the plan (plan-conf.c), after every layer. */

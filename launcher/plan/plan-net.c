@@ -574,7 +574,8 @@ static void decide_gid_index(struct plan_state *s)
 	struct ll_buf per_port, missing, unknown;
 	int common = -1;
 	bool disagree = false;
-	char num[16];
+	char num[16], ver[32];
+	const char *since;
 
 	if (net->n_chosen == 0 || net->link_layer != LL_LINK_LAYER_ETHERNET)
 		return;
@@ -618,10 +619,21 @@ static void decide_gid_index(struct plan_state *s)
 		plan_lint(s, LL_LINT_WARNING, "NCCL_IB_GID_INDEX",
 			  "RoCE v2 GID index differs between ports (%s): one NCCL_IB_GID_INDEX cannot fit all; "
 			  "NCCL older than 2.21 will use the wrong GID on some ports", per_port.s);
+	} else if (plan_nccl_has(s, "roce-gid-auto", &since) == LL_YES) {
+		/* A fixed index is wrong wherever another GID table differs (a container
+		 * that shows a subset); NCCL's own choice follows each table. */
+		plan_decide(s, "NCCL_IB_GID_INDEX", NULL, LL_SOURCE_PROBE, true,
+			    "NCCL %s picks the RoCE v2 GID with an IPv4 address on each port itself (%s); here that "
+			    "is index %d",
+			    plan_nccl_version_text(s, ver, sizeof(ver)), since, common);
 	} else {
 		snprintf(num, sizeof(num), "%d", common);
 		plan_decide(s, "NCCL_IB_GID_INDEX", num, LL_SOURCE_PROBE, true,
-			    "RoCE v2 GID with an IPv4-mapped address, same index on every chosen port");
+			    "RoCE v2 GID with an IPv4-mapped address, same index on every chosen port%s",
+			    plan_nccl_has(s, "roce-gid-auto", NULL) == LL_NO ? " (this NCCL predates 2.21.5, which "
+									     "picks it itself)"
+									   : " (NCCL version unknown: set for "
+									     "NCCL older than 2.21.5 too)");
 	}
 	ll_buf_release(&per_port);
 	ll_buf_release(&missing);
@@ -775,9 +787,24 @@ static void decide_traffic_class(struct plan_state *s)
 		plan_decide(s, "NCCL_IB_SL", NULL, LL_SOURCE_PROBE, true,
 			    "trust DSCP: the priority comes from the class's DSCP; NCCL's default 0");
 	}
-	plan_decide(s, "NCCL_IB_FIFO_TC", NULL, LL_SOURCE_PROBE, true,
-		    "NCCL 2.22.3 and later send control messages with NCCL_IB_TC when this is unset "
-		    "(ncclIbRtrQp); older NCCL ignore it");
+	{
+		const char *since;
+		enum ll_tristate has = plan_nccl_has(s, "ib-fifo-tc", &since);
+		char ver[32];
+
+		if (has == LL_YES)
+			plan_decide(s, "NCCL_IB_FIFO_TC", NULL, LL_SOURCE_PROBE, true,
+				    "NCCL %s sends its control messages with NCCL_IB_TC while this is unset (%s)",
+				    plan_nccl_version_text(s, ver, sizeof(ver)), since);
+		else if (has == LL_NO)
+			plan_decide(s, "NCCL_IB_FIFO_TC", NULL, LL_SOURCE_PROBE, true,
+				    "NCCL %s has no NCCL_IB_FIFO_TC (%s): its control messages use NCCL_IB_TC",
+				    plan_nccl_version_text(s, ver, sizeof(ver)), since);
+		else
+			plan_decide(s, "NCCL_IB_FIFO_TC", NULL, LL_SOURCE_PROBE, true,
+				    "NCCL version unknown; NCCL 2.22.3 and later send control messages with NCCL_IB_TC "
+				    "while this is unset, older NCCL ignore it (%s)", since);
+	}
 	free(first.missing);
 	ll_buf_release(&ports);
 	ll_buf_release(&missing);
@@ -1045,6 +1072,7 @@ static void decide_plugin(struct plan_state *s)
 int plan_net_decide(struct plan_state *s, struct ll_error *err)
 {
 	(void)err;
+	plan_nccl_decide(s);
 	decide_socket_if(s);
 	decide_rdma(s);
 	decide_plugin(s);

@@ -6,7 +6,7 @@
 # derives 106; lossy RoCE and a profile class against the forced one are linted; the
 # snapshot keeps the facts (a replay gives the same plan).
 set -euo pipefail
-: "${LLMLAUNCH:?}" "${LL_FIXTURES:?}"
+: "${LLMLAUNCH:?}" "${LL_FIXTURES:?}" "${LL_SRCDIR:?}"
 command -v jq >/dev/null || { echo "explain-roce-qos: jq is not installed" >&2; exit 77; }
 tmp=$(mktemp -d /tmp/ll-roce-qos.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
@@ -75,6 +75,12 @@ reason_has "$e" NCCL_IB_SL "trust DSCP"
 NCCL_IB_TC=41 "$LLMLAUNCH" explain --fsroot "$root" --json >"$tmp/lossyclass.json"
 lint_has "$tmp/lossyclass.json" NCCL_IB_TC warning \
 	"NCCL_IB_TC=41 (environment) is DSCP 10, priority 1 on mlx5_0:1, which has no PFC while priority 3 has"
+# The shipped OCI profile on this fabric: its class 41 (DSCP 10) lands on priority 1.
+"$LLMLAUNCH" explain --fsroot "$root" --profile oci-roce --json >"$tmp/oci.json"
+lint_has "$tmp/oci.json" NCCL_IB_TC warning "NCCL_IB_TC=41 (profile $LL_SRCDIR/profiles/oci-roce.yaml:20) is DSCP 10, priority 1 on mlx5_0:1, which has no PFC while priority 3 has"
+# Spectrum-X's class is the derived one: nothing to say.
+"$LLMLAUNCH" explain --fsroot "$root" --profile spectrum-x --json >"$tmp/spx.json"
+no_lint "$tmp/spx.json" "NCCL_IB_TC="
 # The snapshot keeps every fact: a replay plans the same.
 "$LLMLAUNCH" probe --fsroot "$root" --save "$tmp/dscp.xml" >/dev/null
 "$LLMLAUNCH" explain --topology "$tmp/dscp.xml" --json >"$tmp/replay.json"

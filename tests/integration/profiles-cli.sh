@@ -37,7 +37,7 @@ cd "$tmp"
 
 # --- validate: every shipped profile, then a file with one problem of each kind.
 run "validate-shipped" 0 "$L" profiles validate "$P"/*.yaml
-[ "$(grep -c ': ok$' "$tmp/out")" = 8 ] || fail "validate-shipped: expected 8 'ok' lines: $(cat "$tmp/out")"
+[ "$(grep -c ': ok$' "$tmp/out")" = 11 ] || fail "validate-shipped: expected 11 'ok' lines: $(cat "$tmp/out")"
 
 cat >bad.yaml <<'EOF'
 name: bad
@@ -116,7 +116,7 @@ fake_machine "$tmp/p5" 2
 echo p5.48xlarge >"$tmp/p5/sys/class/dmi/id/product_name"
 run "list-p5" 0 "$L" profiles list --json --fsroot "$tmp/p5"
 json_is "list-p5" '[.profiles[] | select(.matches == "yes") | .name]' '["aws-p5"]'
-json_is "list-p5" '[.profiles[] | select(.matches == "never") | .name]' '["ethernet","infiniband","network-only","roce-v2"]'
+json_is "list-p5" '[.profiles[] | select(.matches == "never") | .name]' '["ethernet","infiniband","network-only","oci-roce","roce-v2","spectrum-x"]'
 json_is "list-p5" '.profiles[] | select(.name == "dgx-h100") | .why' \
 	"\"dmi_product_name: 'p5.48xlarge' is not 'DGX*H100*', 'DGX*H200*'\""
 run "explain-p5-noplugin" 0 "$L" explain --json --fsroot "$tmp/p5"

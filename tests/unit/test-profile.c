@@ -550,7 +550,7 @@ static void test_shipped_profiles_validate(void **state)
 		n++;
 	}
 	closedir(d);
-	assert_int_equal(n, 8);
+	assert_int_equal(n, 11);
 }
 
 int main(void)
