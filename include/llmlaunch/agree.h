@@ -147,6 +147,9 @@ struct ll_agree_input {
 	size_t n_nodes;
 	size_t self;                /* this node's index in nodes */
 	bool strict;                /* soft differences are errors too */
+	bool routed;                /* no subnet shared: node 0's preferred address, each node's interface
+				     * the route to it (the caller asks the kernel; the proof tells);
+				     * false: that is an error, -ENETUNREACH */
 	bool not_slurm;             /* the launcher is not srun (mpirun): hints say how to leave nodes
 				     * out in its terms (ll_agree_leave_out) */
 	ll_summary_fetch_fn fetch;
@@ -164,6 +167,8 @@ struct ll_agree_result {
 	char *subnet;               /* the common subnet, "192.0.2.0/24" */
 	char *socket_ifname;        /* this node's interface in it */
 	bool loopback_only;         /* all nodes are one host: the subnet is loopback */
+	bool routed;                /* no subnet is shared (input routed): subnet and socket_ifname NULL,
+				     * master_addr node 0's preferred address, reached by each node's route */
 	char **warnings;            /* soft differences, each naming nodes */
 	size_t n_warnings;
 	size_t n_fetched;           /* full summaries fetched: 1 + one per odd digest */
@@ -397,6 +402,7 @@ struct ll_cluster {
 	int nvlink_domain;          /* GPUs of the job's smallest NVLink clique, 0: not decided */
 	char *nvlink_domain_reason;
 	char *node_order;           /* "n1, n3, n2, n4" when nodes were ordered by NVLink clique */
+	bool routed;                /* pmix: no subnet shared, each node's interface is its route to the master */
 	struct ll_contract *contract; /* CONTRACT: what the engine's variables said (owned) */
 };
 

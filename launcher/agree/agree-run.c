@@ -360,7 +360,10 @@ void ll_cluster_apply(struct ll_plan *plan, const struct ll_cluster *c)
 	put_world(plan, c, "torchrun.node_rank", num, reason);
 	free(reason);
 	if (c->master_addr) {
-		reason = c->backend == LL_AGREE_PMIX
+		reason = c->backend == LL_AGREE_PMIX && c->routed
+				 ? ll_strdup("node 0's preferred address: no subnet is every node's, each reaches it by its "
+					     "route")
+			 : c->backend == LL_AGREE_PMIX
 				 ? ll_asprintf("node 0's address in %s, the subnet every node shares", c->subnet)
 			 : c->backend == LL_AGREE_SLURM
 				 ? ll_asprintf("first host of the Slurm node list%s", c->proved ? ", where every node reached it" : "")
@@ -399,7 +402,11 @@ void ll_cluster_apply(struct ll_plan *plan, const struct ll_cluster *c)
 	}
 	if (c->socket_ifname) {
 		char *nccl = ll_asprintf("=%s", c->socket_ifname);
-		if (c->backend == LL_AGREE_PMIX)
+		if (c->backend == LL_AGREE_PMIX && c->routed)
+			reason = ll_asprintf("the interface of this node's route to the master %s (no subnet is every "
+					     "node's: routers join them)%s", c->master_addr,
+					     c->proved ? ", where this node reached it" : "");
+		else if (c->backend == LL_AGREE_PMIX)
 			reason = ll_asprintf("this node's interface in %s, shared by all %d nodes", c->subnet, c->nnodes);
 		else if (c->node_rank == 0)
 			reason = ll_asprintf("this node's interface with the master address %s%s", c->master_addr,

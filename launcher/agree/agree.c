@@ -634,6 +634,15 @@ static int choose_network(const struct ll_agree_input *in, struct fetcher *f, si
 			free(net);
 		}
 	}
+	if (!best && in->routed && !one_host) {
+		/* Routed fabrics: no subnet is every node's, but routers may join them. Node
+		 * 0's preferred address is the master on every node; each node's interface is
+		 * the one its kernel route to it leaves by, which the caller asks for, and the
+		 * proof shows who cannot reach it. The same verdict everywhere. */
+		res->master_addr = ll_strdup(s0->ifs[cand[0]].addr);
+		res->routed = true;
+		goto out;
+	}
 	if (!best) {
 		/* Name the nodes missing node 0's preferred subnet: that is where to look. */
 		const struct ll_summary_if *f0 = &s0->ifs[cand[0]];

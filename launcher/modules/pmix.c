@@ -476,8 +476,8 @@ static void share_failures(struct pmix_state *st, const struct ll_rdzv_outcome *
 
 		ll_error_set(err, -EHOSTUNREACH, "%s", msg.s);
 		ll_error_hint(err,
-			      "nothing was started: give those nodes a working interface in the agreed subnet "
-			      "('llmlaunch explain' shows it), or leave them out (%s)",
+			      "nothing was started: give those nodes a working interface in the agreed subnet, or a "
+			      "route to the master ('llmlaunch explain' shows it), or leave them out (%s)",
 			      how);
 	}
 	ll_buf_release(&msg);
@@ -670,10 +670,21 @@ static int decide(struct pmix_state *st, const struct ll_agree_pmix_args *a, con
 	struct ll_agree_result res = { 0 };
 	struct ll_agree_input in = {
 		.nodes = st->nodes, .n_nodes = st->size, .self = st->me.rank, .strict = st->o->strict,
-		.not_slurm = !ll_env_get(st->o->environ, "SLURM_JOB_ID"),
+		.not_slurm = !ll_env_get(st->o->environ, "SLURM_JOB_ID"), .routed = true,
 		.fetch = fetch_summary, .have = have_summary, .fetch_data = st,
 	};
 	int r = ll_agree_decide(&in, &res, err);
+
+	if (r >= 0 && res.routed) {
+		/* This node's interface: its kernel's route to the master. Without one the
+		 * proof (run) names this node on every node; env and explain say so here. */
+		_cleanup_free_ char *source = NULL;
+		struct ll_error e = { 0 };
+
+		if (ll_route_to(res.master_addr, &res.socket_ifname, &source, &e) < 0)
+			ll_cluster_note(ret, "%s", e.message);
+		ll_error_clear(&e);
+	}
 
 	if (r >= 0 && st->o->prove && st->size > 1) {
 		double t_prove = ll_now_s();
@@ -692,6 +703,7 @@ static int decide(struct pmix_state *st, const struct ll_agree_pmix_args *a, con
 		ret->master_port = res.master_port;
 		ret->socket_ifname = LL_TAKE(res.socket_ifname);
 		ret->subnet = LL_TAKE(res.subnet);
+		ret->routed = res.routed;
 		ret->checked = true;
 		ret->n_fetched = res.n_fetched;
 		ret->deadlines = *dl;

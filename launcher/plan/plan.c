@@ -569,8 +569,9 @@ static int check_owner(const struct plan_state *s, const struct ll_assignment *a
 	if (o->owner == LL_TORCHRUN_WORLD && agreement) {
 		ll_error_set(err, -EINVAL, "%s would replace %s, which the %s agreement decides on every node", text,
 			     o->what, agreement);
-		ll_error_hint(err, "under srun or mpirun llmlaunch agrees the world itself; drop the value, or run the "
-				   "rendezvous by hand outside the launcher (--nnodes N --master-addr HOST on every node)");
+		ll_error_hint(err, "under srun, mpirun or an engine's variables (a TrainJob's PET_*, ...) llmlaunch agrees "
+				   "the world itself; drop the value, or run the rendezvous by hand outside the launcher "
+				   "(--nnodes N --master-addr HOST on every node)");
 		return -EINVAL;
 	}
 	return 0;
@@ -606,7 +607,8 @@ static int plan_decide_world(struct plan_state *s, struct ll_error *err)
 			    in->launcher ? " launcher's world is not used" : "");
 	else
 		plan_decide(s, "agreement", NULL, LL_SOURCE_DEFAULT, false,
-			    "no launcher (srun, mpirun) runs this node: it is the only one");
+			    "no launcher (srun, mpirun) and no engine's variables (docs/kubernetes.md): this node is the "
+			    "only one");
 	for (size_t i = 0; i < in->n_profile; i++)
 		if (ll_startswith(in->profile[i].name, "torchrun.") && !ll_streq(in->profile[i].value, "auto") &&
 		    (r = check_torchrun_owner(s, &in->profile[i], true, err)) < 0)

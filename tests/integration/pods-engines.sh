@@ -9,6 +9,7 @@
 #   LeaderWorkerSet with its leader in the other subnet (p3 leads, p2 works);
 #   SkyPilot over p4 p1 (numeric IPs, no DNS);
 #   a TrainJob pod that never starts is named within --agree-timeout;
+#   node 0's name never published: the pod names it at the deadline;
 #   two contracts that disagree exit 2 before anything starts.
 # Every rank must see the full world, the all-reduce must be right, and each pod must
 # use its own interface (eth0 or net1: no subnet is shared).
@@ -106,7 +107,14 @@ wait "$m3" && fail "missing: node 1 started without node 2"
 grep -q '^llmlaunch-example' "$agree_tmp"/missing-p*.out && fail "missing: a worker ran"
 echo "ok: missing: node 0 named node 2"
 
-# 6. Two contracts that disagree: a usage error naming both, nothing started.
+# 6. Node 0's name is never published: the pod says which name, within the deadline.
+AGREE_TIMEOUT=4 run_pod 2 noname PET_NNODES=2 PET_NODE_RANK=1 PET_MASTER_ADDR=never-trainer-node-0-0.never \
+	PET_MASTER_PORT=29502 && fail "noname: started without node 0"
+grep -q "^llmlaunch: node 0's name 'never-trainer-node-0-0.never' (PET_MASTER_ADDR) is not resolvable yet after [0-9]* s: " \
+	"$agree_tmp/noname-p2.err" || fail "noname: $(cat "$agree_tmp/noname-p2.err")"
+echo "ok: noname: the unresolvable name is named"
+
+# 7. Two contracts that disagree: a usage error naming both, nothing started.
 pods_exec 1 env -i PATH="$PATH" HOME="$HOME" PET_NNODES=4 PET_NODE_RANK=0 PET_MASTER_ADDR=x SKYPILOT_NUM_NODES=2 \
 	SKYPILOT_NODE_RANK=0 SKYPILOT_NODE_IPS=$'198.51.100.1\n198.51.100.2' "$LLMLAUNCH" --python /usr/bin/python3 \
 	"$LL_SRCDIR/examples/train.py" >"$agree_tmp/two.out" 2>"$agree_tmp/two.err"

@@ -254,6 +254,23 @@ static void test_no_common_subnet(void **state)
 					 "10.0.0.0/16 (gpu00001's eno1 10.0.0.2)");
 	ll_error_clear(&err);
 
+	/* Routed fabrics (the PMIx path asks for it): node 0's preferred address is the
+	 * master on every node, the same verdict everywhere; each node's interface is left
+	 * to its own route (no subnet, no interface here). */
+	for (size_t self = 0; self < 4; self++) {
+		struct ll_agree_input in = {
+			.nodes = c->nodes, .n_nodes = c->n, .self = self, .routed = true, .fetch = fetch, .fetch_data = c,
+		};
+
+		memset(&res, 0, sizeof(res));
+		assert_int_equal(ll_agree_decide(&in, &res, &err), 0);
+		assert_true(res.routed);
+		assert_string_equal(res.master_addr, "10.0.0.2");
+		assert_null(res.subnet);
+		assert_null(res.socket_ifname);
+		ll_agree_result_release(&res);
+	}
+
 	/* The same nodes on one host: loopback would do, so it is chosen. */
 	for (size_t i = 0; i < 4; i++)
 		c->nodes[i].host_key = 7;
