@@ -71,7 +71,7 @@ static void read_forced_class(hwloc_obj_t obj, const char *fsroot, const char *d
 	if (c == -1)
 		set_port_info(obj, LL_INFO_PORT_FMT_QOS_FORCED, port, "none");
 	else if (c >= 0) {
-		char num[8];
+		char num[24];
 
 		snprintf(num, sizeof(num), "%d", c);
 		set_port_info(obj, LL_INFO_PORT_FMT_QOS_FORCED, port, num);
@@ -120,7 +120,7 @@ static void read_ecn(hwloc_obj_t obj, const char *fsroot, const char *netdev, un
 		set_port_info(obj, points[i].fmt, port, text);
 	}
 	if (ll_sysfs_read_long(cnp, 10, &v) == 0 && v >= 0 && v < 64) {
-		char num[8];
+		char num[24];
 
 		snprintf(num, sizeof(num), "%ld", v);
 		set_port_info(obj, LL_INFO_PORT_FMT_QOS_CNP, port, num);
@@ -134,7 +134,7 @@ static void read_cm_tos(hwloc_obj_t obj, const char *fsroot, const char *dev, un
 	long v;
 
 	if (ll_sysfs_read_long(f, 0, &v) == 0 && v >= 0 && v <= 255) {
-		char num[8];
+		char num[24];
 
 		snprintf(num, sizeof(num), "%ld", v);
 		set_port_info(obj, LL_INFO_PORT_FMT_QOS_CM_TOS, port, num);

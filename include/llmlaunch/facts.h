@@ -123,7 +123,8 @@ enum ll_port_state {
 const char *ll_port_state_name(enum ll_port_state s);
 
 /* A RoCE port's QoS state (probe/qos.c, docs/roce.md). Each fact is known, or unknown
- * with a reason (static text) the planner and explain repeat. */
+ * with a reason (static text) the planner and explain repeat. Nothing below `read`
+ * means anything while it is false (facts built by hand start zeroed). */
 struct ll_port_qos {
 	bool read;               /* the snapshot has the QoS reader's annotations for this port */
 	int forced_tclass;       /* MLNX_OFED's forced class 0-255; -1 none forced; -2 unknown */

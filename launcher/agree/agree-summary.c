@@ -257,15 +257,19 @@ char *ll_summary_qos_text(const struct ll_facts *f, const struct ll_plan *plan)
 			    (p->state != LL_PORT_ACTIVE && p->state != LL_PORT_ACTIVE_DEFER))
 				continue;
 			ll_buf_init(&t);
-			if (q->forced_tclass >= 0)
+			if (!q->read)
+				ll_buf_add(&t, "not read");
+			else if (q->forced_tclass >= 0)
 				ll_buf_addf(&t, "forced %d", q->forced_tclass);
 			else
 				ll_buf_add(&t, q->forced_tclass == -1 ? "forced none" : "forced ?");
-			ll_buf_addf(&t, ", trust %s, PFC ", q->trust == LL_QOS_TRUST_DSCP ? "dscp"
-							    : q->trust == LL_QOS_TRUST_PCP ? "pcp" : "?");
-			mask_add(&t, q->pfc_mask);
-			ll_buf_add(&t, ", ECN ");
-			mask_add(&t, q->ecn_rp_mask);
+			if (q->read) {
+				ll_buf_addf(&t, ", trust %s, PFC ", q->trust == LL_QOS_TRUST_DSCP ? "dscp"
+								    : q->trust == LL_QOS_TRUST_PCP ? "pcp" : "?");
+				mask_add(&t, q->pfc_mask);
+				ll_buf_add(&t, ", ECN ");
+				mask_add(&t, q->ecn_rp_mask);
+			}
 			if (q->active_mtu > 0)
 				ll_buf_addf(&t, ", RoCE MTU %d", q->active_mtu);
 			else

@@ -676,6 +676,12 @@ static void port_class_of(const struct ll_port_qos *q, struct port_class *c)
 	int prio, dscp = -1;
 
 	memset(c, 0, sizeof(*c));
+	/* Facts built without the QoS reader (a plain export, an older snapshot) leave
+	 * every field unread, whatever its value. */
+	if (!q->read) {
+		c->missing = ll_strdup("QoS state not read (a snapshot without llmlaunch's QoS annotations)");
+		return;
+	}
 	if (q->forced_tclass >= 0) {
 		c->kind = CLASS_FORCED;
 		c->value = q->forced_tclass;

@@ -41,6 +41,7 @@ struct fx {
 	int nproc, nnodes;
 	enum ll_bind_mode bind;
 	bool bind_cli;
+	const struct ll_nccl_lib *nccl;
 };
 
 static char *fx_str(struct fx *x, const char *fmt, ...)
@@ -197,6 +198,7 @@ static struct ll_plan *fx_plan(struct fx *x)
 		.nccl_conf_unreadable_why = x->conf_unreadable_why,
 		.nccl_conf_blocks = x->conf_blocks,
 		.limits = x->limits,
+		.nccl = x->nccl,
 	};
 	struct ll_error err = { 0 };
 	struct ll_plan *p = NULL;
@@ -254,6 +256,15 @@ static const struct ll_lint *find_lint(const struct ll_plan *p, const char *var,
 		if (ll_streq(p->lints[i].variable, var) && strstr(p->lints[i].message, needle))
 			return &p->lints[i];
 	return NULL;
+}
+
+static size_t lint_count(const struct ll_plan *p, const char *var)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < p->n_lints; i++)
+		n += ll_streq(p->lints[i].variable, var);
+	return n;
 }
 
 static void assert_lint(const struct ll_plan *p, enum ll_lint_level level, const char *var, const char *needle)
@@ -591,6 +602,183 @@ static void t_roce_gid(void **state)
 	assert_val(p, "NCCL_IB_GID_INDEX", NULL);
 	assert_reason_has(p, "NCCL_IB_GID_INDEX", "GID types unknown on mlx5_0:1");
 	ll_plan_free(p);
+	fx_free(x);
+}
+
+/* A RoCE port's QoS as the probe reads it: nothing forced, DCB answered with trust
+ * TRUST, PFC on the priorities of pfc, ECN on those of ecn. */
+static void fx_qos(struct fx *x, int dev, enum ll_qos_trust trust, int pfc, int ecn)
+{
+	struct ll_port_qos *q = &x->ports[dev][0].qos;
+
+	q->read = true;
+	q->forced_tclass = -1;
+	q->dcb = "ieee";
+	q->trust = trust;
+	memset(q->dscp_prio, -1, sizeof(q->dscp_prio));
+	q->pfc_mask = pfc;
+	q->ecn_rp_mask = q->ecn_np_mask = ecn;
+	q->cnp_dscp = 48;
+	q->cm_tos = -1;
+	q->netdev_mtu = 9000;
+	q->active_mtu = 4096;
+}
+
+static void t_roce_class(void **state)
+{
+	struct fx *x = fx_new(1, 4, 1);
+	struct ll_plan *p;
+	int a, b;
+	(void)state;
+
+	a = fx_rdma(x, "mlx5_0", LL_PORT_ACTIVE, LL_LINK_LAYER_ETHERNET, 100);
+	b = fx_rdma(x, "mlx5_1", LL_PORT_ACTIVE, LL_LINK_LAYER_ETHERNET, 100);
+	/* Facts without the QoS reader (zeroed): nothing derived, said so; no lint. */
+	p = fx_plan(x);
+	assert_val(p, "NCCL_IB_TC", NULL);
+	assert_reason_has(p, "NCCL_IB_TC", "QoS state not read");
+	assert_null(find_lint(p, "NCCL_IB_TC", ""));
+	assert_reason_has(p, "NCCL_IB_SL", "NCCL's default 0");
+	assert_reason_has(p, "NCCL_IB_FIFO_TC", "NCCL version unknown");
+	ll_plan_free(p);
+
+	/* Trust DSCP, PFC on 3, DSCP 24 and 26 to 3, ECN on 3: 26 << 2 | ECT(0) = 106. */
+	for (int d = a; d <= b; d++) {
+		fx_qos(x, d, LL_QOS_TRUST_DSCP, 1 << 3, 1 << 3);
+		x->ports[d][0].qos.dscp_prio[24] = 3;
+		x->ports[d][0].qos.dscp_prio[26] = 3;
+		x->ports[d][0].qos.dscp_prio[48] = 6;
+	}
+	p = fx_plan(x);
+	assert_val(p, "NCCL_IB_TC", "106");
+	assert_reason_has(p, "NCCL_IB_TC", "PFC only on priority 3 on mlx5_0:1, mlx5_1:1; DSCP 26 maps to it");
+	assert_val(p, "NCCL_IB_SL", NULL);
+	ll_plan_free(p);
+	/* ECN off: no ECN bits; without 26, the lowest DSCP of the priority. */
+	for (int d = a; d <= b; d++) {
+		x->ports[d][0].qos.ecn_rp_mask = 0;
+		x->ports[d][0].qos.dscp_prio[26] = -1;
+	}
+	p = fx_plan(x);
+	assert_val(p, "NCCL_IB_TC", "96");
+	ll_plan_free(p);
+	/* A user class on priority 6, which has no PFC: one warning naming both ports. */
+	fx_env(x, "NCCL_IB_TC=192");
+	p = fx_plan(x);
+	assert_val(p, "NCCL_IB_TC", "192");
+	assert_lint(p, LL_LINT_WARNING, "NCCL_IB_TC",
+		    "NCCL_IB_TC=192 (environment) is DSCP 48, priority 6 on mlx5_0:1, mlx5_1:1, which has no PFC "
+		    "while priority 3 has");
+	assert_int_equal(lint_count(p, "NCCL_IB_TC"), 1);
+	ll_plan_free(p);
+	x->n_env = 0;
+
+	/* Several lossless priorities: site policy, unset. */
+	for (int d = a; d <= b; d++)
+		x->ports[d][0].qos.pfc_mask = 1 << 3 | 1 << 4;
+	p = fx_plan(x);
+	assert_val(p, "NCCL_IB_TC", NULL);
+	assert_reason_has(p, "NCCL_IB_TC", "several priorities have PFC");
+	ll_plan_free(p);
+
+	/* Trust PCP with PFC on 3: the service level. */
+	for (int d = a; d <= b; d++)
+		fx_qos(x, d, LL_QOS_TRUST_PCP, 1 << 3, 1 << 3);
+	p = fx_plan(x);
+	assert_val(p, "NCCL_IB_SL", "3");
+	assert_val(p, "NCCL_IB_TC", NULL);
+	ll_plan_free(p);
+
+	/* Lossy: no PFC, ECN off: warned once for both ports. */
+	for (int d = a; d <= b; d++)
+		fx_qos(x, d, LL_QOS_TRUST_PCP, 0, 0);
+	p = fx_plan(x);
+	assert_reason_has(p, "NCCL_IB_TC", "no priority has PFC (lossy RoCE)");
+	assert_lint(p, LL_LINT_WARNING, "NCCL_IB_TC", "lossy RoCE on mlx5_0:1, mlx5_1:1");
+	ll_plan_free(p);
+
+	/* Forced on one port, derived on the other: they differ, unset and warned. */
+	fx_qos(x, a, LL_QOS_TRUST_DSCP, 1 << 3, 1 << 3);
+	fx_qos(x, b, LL_QOS_TRUST_DSCP, 1 << 3, 1 << 3);
+	x->ports[a][0].qos.dscp_prio[26] = x->ports[b][0].qos.dscp_prio[26] = 3;
+	x->ports[a][0].qos.forced_tclass = 236;
+	p = fx_plan(x);
+	assert_val(p, "NCCL_IB_TC", NULL);
+	assert_lint(p, LL_LINT_WARNING, "NCCL_IB_TC", "mlx5_0:1 forced class 236, mlx5_1:1 class 106");
+	ll_plan_free(p);
+	/* Forced on both: the driver decides; a profile's other class is a warning, an equal one is not. */
+	x->ports[b][0].qos.forced_tclass = 236;
+	p = fx_plan(x);
+	assert_val(p, "NCCL_IB_TC", NULL);
+	assert_reason_has(p, "NCCL_IB_TC", "the driver forces class 236 on mlx5_0:1, mlx5_1:1");
+	ll_plan_free(p);
+	x->profile[x->n_profile++] = (struct ll_assignment){ "NCCL_IB_TC", "41", "site.yaml:4" };
+	p = fx_plan(x);
+	assert_lint(p, LL_LINT_WARNING, "NCCL_IB_TC",
+		    "NCCL_IB_TC=41 (profile site.yaml:4) contradicts class 236, which the driver forces on mlx5_0:1, "
+		    "mlx5_1:1");
+	ll_plan_free(p);
+	x->profile[0].value = "236";
+	p = fx_plan(x);
+	assert_null(find_lint(p, "NCCL_IB_TC", "contradicts"));
+	ll_plan_free(p);
+	fx_free(x);
+}
+
+/* The NCCL version rules: the GID index from 2.21.5, NCCL_IB_FIFO_TC from 2.22.3, the
+ * environment plugin from 2.28.3. */
+static void t_nccl_version_rules(void **state)
+{
+	struct fx *x = fx_new(1, 4, 1);
+	struct ll_nccl_plugin env_plugin = { LL_NCCL_PLUGIN_ENV, (char *)"/usr/lib/libnccl-env-site.so" };
+	struct ll_nccl_lib lib = { .searched = true, .path = (char *)"/usr/lib/libnccl.so.2",
+				   .source = "the dynamic linker's system directories", .major = 2, .minor = 20,
+				   .patch = 5, .version_from = "file name" };
+	struct ll_plan *p;
+	int a;
+	(void)state;
+
+	a = fx_rdma(x, "mlx5_0", LL_PORT_ACTIVE, LL_LINK_LAYER_ETHERNET, 100);
+	fx_gid(x, a, 3, LL_GID_TYPE_ROCE_V2, true);
+	x->nccl = &lib;
+	x->profile[x->n_profile++] = (struct ll_assignment){ "NCCL_IB_FIFO_TC", "84", "gib.yaml:2" };
+	p = fx_plan(x);
+	assert_val(p, "nccl_version", "2.20.5");
+	assert_val(p, "NCCL_IB_GID_INDEX", "3");
+	assert_reason_has(p, "NCCL_IB_GID_INDEX", "predates 2.21.5");
+	assert_lint(p, LL_LINT_WARNING, "NCCL_IB_FIFO_TC", "NCCL_IB_FIFO_TC=84 (profile gib.yaml:2) means nothing to NCCL 2.20.5");
+	ll_plan_free(p);
+
+	lib.minor = 21;
+	p = fx_plan(x);
+	assert_val(p, "NCCL_IB_GID_INDEX", NULL);
+	assert_reason_has(p, "NCCL_IB_GID_INDEX", "NCCL 2.21.5 picks the RoCE v2 GID");
+	assert_non_null(find_lint(p, "NCCL_IB_FIFO_TC", "means nothing"));
+	ll_plan_free(p);
+
+	lib.minor = 22;
+	lib.patch = 3;
+	lib.plugins = &env_plugin;
+	lib.n_plugins = 1;
+	p = fx_plan(x);
+	assert_null(find_lint(p, "NCCL_IB_FIFO_TC", ""));
+	assert_null(find_lint(p, "NCCL_ENV_PLUGIN", ""));
+	ll_plan_free(p);
+
+	lib.minor = 28;
+	p = fx_plan(x);
+	assert_lint(p, LL_LINT_WARNING, "NCCL_ENV_PLUGIN", "/usr/lib/libnccl-env-site.so, which can override");
+	ll_plan_free(p);
+
+	/* Unknown version: the index as for any NCCL, said so; the plugin is info. */
+	lib.major = lib.minor = lib.patch = -1;
+	lib.why_unknown = (char *)"no version in the file name";
+	p = fx_plan(x);
+	assert_val(p, "NCCL_IB_GID_INDEX", "3");
+	assert_reason_has(p, "NCCL_IB_GID_INDEX", "NCCL version unknown");
+	assert_lint(p, LL_LINT_INFO, "NCCL_ENV_PLUGIN", "this NCCL's version is unknown");
+	ll_plan_free(p);
+	x->nccl = NULL;
 	fx_free(x);
 }
 
@@ -1405,6 +1593,8 @@ int main(void)
 		cmocka_unit_test(t_gdr),
 		cmocka_unit_test(t_far_nic),
 		cmocka_unit_test(t_roce_gid),
+		cmocka_unit_test(t_roce_class),
+		cmocka_unit_test(t_nccl_version_rules),
 		cmocka_unit_test(t_link_layer_inferred),
 		cmocka_unit_test(t_visible_devices),
 		cmocka_unit_test(t_precedence),
