@@ -285,8 +285,9 @@ struct ll_supervise_options {
 	void *watch_data;
 	int watch_fd;
 	int watch_interval_ms;
-	/* Optional: set to when (CLOCK_REALTIME, ns) the first stop signal was
-	 * forwarded, 0 when none was: what ended after it was asked to. */
+	/* Optional: set to when (CLOCK_REALTIME, ns) the job was first asked to stop (a
+	 * forwarded stop signal, a watcher's stop), left alone when it never was: what
+	 * ended after that was stopped. */
 	long long *ret_stop_time_ns;
 };
 
