@@ -41,4 +41,12 @@ run kill kill 1
 [ "$rc" = 137 ] || fail "kill: llmlaunch exited $rc, expected 128+9"
 grep -q "^llmlaunch: rank 1 on $HOST failed first (signal KILL, .*): killed by SIGKILL; 1 other rank stopped after it" \
 	"$WORK/err.kill" || fail "kill: the verdict does not name rank 1 and SIGKILL"
+# A rank that ignores SIGTERM keeps torchrun waiting (30 s in torch 1.13): llmlaunch
+# stops the job itself, SIGKILL included.
+run stubborn stubborn 1 120
+[ "$rc" = 1 ] || fail "stubborn: llmlaunch exited $rc, expected the failing rank's 1"
+grep -q '^llmlaunch: a rank failed [0-9]* s ago and torchrun has not ended: stopping the job' "$WORK/err.stubborn" ||
+	fail "stubborn: llmlaunch did not stop torchrun itself"
+grep -q "^llmlaunch: rank 1 on $HOST failed first (exit 1, .*): ValueError" "$WORK/err.stubborn" ||
+	fail "stubborn: the verdict does not name rank 1"
 echo "ok: the first failure named, its status returned, the job stopped within 10 s"
