@@ -93,6 +93,8 @@ static void sweep_group(pid_t pgid, const struct ll_supervise_options *o)
 	bool dummy = false;
 	int st = 0;
 
+	/* Workers that died with torchrun are zombies of ours until reaped: not alive. */
+	reap(-1, &st, &dummy);
 	if (killpg(pgid, 0) < 0)
 		return;
 	notify(o, "worker processes outlived torchrun: sending SIGTERM to process group %d", (int)pgid);
