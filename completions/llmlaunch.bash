@@ -19,7 +19,7 @@ _llmlaunch_options() {
 	env) echo "--format $_llmlaunch_plan $_llmlaunch_common $_llmlaunch_agree" ;;
 	explain) echo "--json $_llmlaunch_plan $_llmlaunch_common $_llmlaunch_agree" ;;
 	check) echo "--json --python $_llmlaunch_check $_llmlaunch_plan $_llmlaunch_common $_llmlaunch_agree" ;;
-	run) echo "--python --module --dry-run --json --exec --grace --on-fallback --preflight $_llmlaunch_check" \
+	run) echo "--python --module --dry-run --json --exec --grace --on-fallback --hang-timeout --on-hang --preflight $_llmlaunch_check" \
 		"$_llmlaunch_plan $_llmlaunch_common $_llmlaunch_agree $_llmlaunch_torchrun" ;;
 	logs) echo "--json --expect-net --follow --on-fallback --timeout --help" ;;
 	profiles) echo "--json $_llmlaunch_common" ;;
@@ -41,7 +41,7 @@ _llmlaunch_profile_names() {
 # Options that take a value (the next word, or after '='); underscores as dashes.
 _llmlaunch_takes_value() {
 	case ${1//_/-} in
-	--format | --bind | --expect-net | --on-fallback | --rdzv-backend | --start-method | --profile | --topology | \
+	--format | --bind | --expect-net | --on-fallback | --hang-timeout | --on-hang | --rdzv-backend | --start-method | --profile | --topology | \
 		--save | --cacert | --fsroot | --follow | --state-dir | --log-dir | --python | --scontrol | --set | \
 		--nproc-per-node | --agree-timeout | --grace | --timeout | --module | --nnodes | --node-rank | \
 		--master-addr | --master-port | --rdzv-endpoint | --rdzv-id | --rdzv-conf | --max-restarts | \
@@ -60,6 +60,7 @@ _llmlaunch_value() {
 	--bind) mapfile -t COMPREPLY < <(compgen -W 'numa core none' -- "$cur") ;;
 	--expect-net) mapfile -t COMPREPLY < <(compgen -W 'ib roce socket any' -- "$cur") ;;
 	--on-fallback) mapfile -t COMPREPLY < <(compgen -W 'warn stop' -- "$cur") ;;
+	--on-hang) mapfile -t COMPREPLY < <(compgen -W 'stop dump' -- "$cur") ;;
 	--on-slow) mapfile -t COMPREPLY < <(compgen -W 'warn stop exclude' -- "$cur") ;;
 	--rdzv-backend) mapfile -t COMPREPLY < <(compgen -W 'c10d etcd etcd-v2 static' -- "$cur") ;;
 	--start-method) mapfile -t COMPREPLY < <(compgen -W 'spawn fork forkserver' -- "$cur") ;;

@@ -4,7 +4,7 @@
 # tests/integration/completion-fish.sh checks it against every command's --help.
 
 # Options that take a value in the next word (for telling values from SCRIPT).
-set -g __llmlaunch_value_opts --format --bind --expect-net --on-fallback --rdzv-backend --start-method \
+set -g __llmlaunch_value_opts --format --bind --expect-net --on-fallback --hang-timeout --on-hang --rdzv-backend --start-method \
     --profile --topology --save --cacert --fsroot --follow --state-dir --log-dir --python --scontrol --set \
     --nproc-per-node --nproc_per_node --agree-timeout --grace --timeout --module --nnodes --node-rank \
     --master-addr --master-port --rdzv-endpoint --rdzv-id --rdzv-conf --max-restarts --monitor-interval \
@@ -139,6 +139,8 @@ complete -c llmlaunch -n '__llmlaunch_is run' -l json -d 'with --dry-run: one JS
 complete -c llmlaunch -n '__llmlaunch_is run' -l exec -d 'replace llmlaunch with torchrun'
 complete -c llmlaunch -n '__llmlaunch_is run' -l grace -x -d 'SIGKILL the job this long after a stop signal'
 complete -c llmlaunch -n '__llmlaunch_is run' -l on-fallback -x -a 'warn stop' -d 'when NCCL falls back to sockets: warn or stop'
+complete -c llmlaunch -n '__llmlaunch_is run' -l hang-timeout -x -d "take every rank's stack when none printed for this long"
+complete -c llmlaunch -n '__llmlaunch_is run' -l on-hang -x -a 'stop dump' -d 'after a hang: stop the job or let it run'
 complete -c llmlaunch -n '__llmlaunch_is run' -l nnodes -x -d 'torchrun: number of nodes'
 complete -c llmlaunch -n '__llmlaunch_is run' -l node-rank -x -d "torchrun: this node's rank"
 complete -c llmlaunch -n '__llmlaunch_is run' -l master-addr -x -a '(__fish_print_hostnames)' -d 'torchrun: master address'

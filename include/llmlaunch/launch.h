@@ -277,7 +277,7 @@ typedef void (*ll_supervise_notify_fn)(void *data, const char *message);
  * would (SIGKILL after grace_s), LL_WATCH_STOP_NOW to stop it with SIGKILL after
  * LL_SUPERVISE_STOP_GRACE_S: a job whose rank failed or hangs has nothing to save. */
 enum { LL_WATCH_GO_ON = 0, LL_WATCH_STOP = 1, LL_WATCH_STOP_NOW = 2 };
-#define LL_SUPERVISE_STOP_GRACE_S 3.0
+#define LL_SUPERVISE_STOP_GRACE_S 2.0
 typedef int (*ll_supervise_watch_fn)(void *data);
 
 struct ll_supervise_options {
@@ -293,8 +293,9 @@ struct ll_supervise_options {
 	void *watch_data;
 	int watch_fd;
 	int watch_interval_ms;
-	/* Optional: set to when (CLOCK_REALTIME, ns) the first stop signal was
-	 * forwarded, 0 when none was: what ended after it was asked to. */
+	/* Optional: set to when (CLOCK_REALTIME, ns) the job was first asked to stop (a
+	 * forwarded stop signal, a watcher's stop), left alone when it never was: what
+	 * ended after that was stopped. */
 	long long *ret_stop_time_ns;
 };
 

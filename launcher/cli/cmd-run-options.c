@@ -58,11 +58,8 @@ static void usage(FILE *f)
 		"                         later (default 15)\n"
 		"  --on-fallback warn|stop  when NCCL's logs show it fell back to sockets where the\n"
 		"                         plan expected InfiniBand or RoCE: warn (default) or stop\n"
-		"  --hang-timeout SECONDS when no rank has printed anything for this long, write\n"
-		"                         every rank's Python stack into the job directory, name\n"
-		"                         the ranks that wait elsewhere than the rest, and stop\n"
-		"                         the job (profile key hang_timeout; default: no watch)\n"
-		"  --on-hang stop|dump    after the stacks: stop the job (default) or let it run\n"
+		"  --hang-timeout SECONDS no rank printed for this long: name where each waits, stop\n"
+		"  --on-hang stop|dump    after a hang's stacks: stop the job (default) or let it run\n"
 		"  --preflight            first run 'llmlaunch check' over the same world; its\n"
 		"                         --on-slow, --exclude-file, --drain, --check-timeout apply\n"
 		LL_COMMON_HELP

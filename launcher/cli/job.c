@@ -69,9 +69,10 @@ static void notify_stderr(void *data, const char *message)
 #define RECORDS_INTERVAL_S 0.25
 /* torchrun looks at its workers every --monitor-interval seconds (5 by default,
  * torch.distributed.run), then stops the rest: wait that long and a second more,
- * at most MAX_SETTLE_S, before llmlaunch stops torchrun itself. */
+ * at most MAX_SETTLE_S (stopped within 10 s however torchrun is set), before
+ * llmlaunch stops torchrun itself. */
 #define DEFAULT_MONITOR_INTERVAL_S 5.0
-#define MAX_SETTLE_S 6.0
+#define MAX_SETTLE_S 4.0
 
 /* Has a rank failed in an attempt that no restart will follow? */
 static bool final_failure_seen(struct run_job *job)

@@ -56,6 +56,18 @@ static void notify(const struct ll_supervise_options *o, const char *fmt, ...)
 	ll_buf_release(&b);
 }
 
+/* When the job was first asked to stop (a forwarded signal, a watcher): what ended
+ * after it was stopped, not failed. */
+static void note_stop(const struct ll_supervise_options *o)
+{
+	struct timespec ts;
+
+	if (!o || !o->ret_stop_time_ns || *o->ret_stop_time_ns)
+		return;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	*o->ret_stop_time_ns = (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
 /* Reap whatever has ended; returns the number reaped, sets *child_status when `child` was. */
 static int reap(pid_t child, int *child_status, bool *child_done)
 {
@@ -81,6 +93,8 @@ static void sweep_group(pid_t pgid, const struct ll_supervise_options *o)
 	bool dummy = false;
 	int st = 0;
 
+	/* Workers that died with torchrun are zombies of ours until reaped: not alive. */
+	reap(-1, &st, &dummy);
 	if (killpg(pgid, 0) < 0)
 		return;
 	notify(o, "worker processes outlived torchrun: sending SIGTERM to process group %d", (int)pgid);
@@ -207,12 +221,7 @@ int ll_supervise(char *const argv[], char *const envp[], const struct ll_supervi
 					deadline = 0;
 				} else if (!stop_signal) {
 					stop_signal = sig;
-					if (o && o->ret_stop_time_ns) {
-						struct timespec ts;
-
-						clock_gettime(CLOCK_REALTIME, &ts);
-						*o->ret_stop_time_ns = (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-					}
+					note_stop(o);
 					if (!deadline && !killed)
 						deadline = ll_now_s() + grace;
 					notify(o, "%s: forwarded to the job; SIGKILL in %g s if it has not ended",
@@ -232,6 +241,7 @@ int ll_supervise(char *const argv[], char *const envp[], const struct ll_supervi
 
 				watch_stopped = true;
 				watch_grace = g;
+				note_stop(o);
 				killpg(pid, SIGTERM);
 				deadline = ll_now_s() + g;
 				notify(o, "stopping the job: SIGTERM sent, SIGKILL in %g s if it has not ended", g);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "llmlaunch/file.h"
+#include "llmlaunch/plan.h"
 #include "llmlaunch/profile.h"
 #include "llmlaunch/torchrun-options.h"
 #include "profile-internal.h"
@@ -554,8 +555,14 @@ static void on_top(struct loader *l, const struct ll_ynode *k, const struct ll_y
 		 * or the site's to decide, not a server's. */
 		if (l->opts->remote && !l->opts->allow_loader_vars)
 			diag_add(l, k, path, ll_strdup(TRUST_HINT), "a profile from the network may not set '%s'", k->s);
-		else if (need_scalar(l, v, path, strcmp(k->s, "on_hang") == 0 ? "stop or dump" : "a duration"))
-			add_value(l, k, v, path, LL_PROFILE_SETTING, k->s);
+		else if (need_scalar(l, v, path, strcmp(k->s, "on_hang") == 0 ? "stop or dump" : "a duration")) {
+			_cleanup_free_ char *expected = NULL;
+
+			if (ll_plan_setting_check(k->s, v->s, &expected) < 0)
+				diag_add(l, v, path, NULL, "'%s' is not %s", v->s, expected ? expected : "a value here");
+			else
+				add_value(l, k, v, path, LL_PROFILE_SETTING, k->s);
+		}
 	} else if (strcmp(k->s, "python") == 0) {
 		if (l->opts->remote && !l->opts->allow_loader_vars)
 			diag_add(l, k, path, ll_strdup(TRUST_HINT), "a profile from the network may not choose the interpreter");

@@ -6,7 +6,8 @@
 Every rank all-reduces once, then rank RANK does MODE while the others all-reduce
 again: "raise" raises ValueError, "kill" sends itself SIGKILL, "sleep" sleeps
 SECONDS (a hang), "print" prints a line every second for SECONDS and then all
-ranks all-reduce and end well. Each rank prints "failure-worker rank=R t=EPOCH"
+ranks all-reduce and end well, "stubborn" raises on rank RANK while every other rank
+ignores SIGTERM and sleeps SECONDS (torchrun cannot stop it). Each rank prints "failure-worker rank=R t=EPOCH"
 just before MODE, so a test can time what follows.
 """
 import os
@@ -31,6 +32,11 @@ def main():
         while time.time() < end:
             print(f"rank {rank} working", flush=True)
             time.sleep(1)
+    elif mode == "stubborn":
+        if rank == bad:
+            raise ValueError(f"rank {rank} gave up on purpose")
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        time.sleep(seconds)
     elif rank == bad:
         if mode == "raise":
             raise ValueError(f"rank {rank} gave up on purpose")

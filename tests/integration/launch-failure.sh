@@ -34,11 +34,19 @@ dir=$(sed -n "s/^llmlaunch: the job's record is kept in '\([^']*\)'.*/\1/p" "$WO
 [ -d "$dir" ] || fail "raise: the job's record was not kept"
 "$LLMLAUNCH" logs "$dir" >"$WORK/out.logs" 2>&1 || true
 grep -q "rank 1 on $HOST failed first (exit 1, .*ValueError" "$WORK/out.logs" || fail "logs: the record is not read"
-grep -q "rank 0 on $HOST: exit 1.*Connection closed by peer" "$WORK/out.logs" || fail "logs: the consequence is not listed"
+grep -Eq "rank 0 on $HOST: exit 1.*Connection (closed|reset) by peer" "$WORK/out.logs" || fail "logs: the consequence is not listed"
 rm -rf "$dir"
 
 run kill kill 1
 [ "$rc" = 137 ] || fail "kill: llmlaunch exited $rc, expected 128+9"
 grep -q "^llmlaunch: rank 1 on $HOST failed first (signal KILL, .*): killed by SIGKILL; 1 other rank stopped after it" \
 	"$WORK/err.kill" || fail "kill: the verdict does not name rank 1 and SIGKILL"
+# A rank that ignores SIGTERM keeps torchrun waiting (30 s in torch 1.13): llmlaunch
+# stops the job itself, SIGKILL included.
+run stubborn stubborn 1 120
+[ "$rc" = 1 ] || fail "stubborn: llmlaunch exited $rc, expected the failing rank's 1"
+grep -q '^llmlaunch: a rank failed [0-9]* s ago and torchrun has not ended: stopping the job' "$WORK/err.stubborn" ||
+	fail "stubborn: llmlaunch did not stop torchrun itself"
+grep -q "^llmlaunch: rank 1 on $HOST failed first (exit 1, .*): ValueError" "$WORK/err.stubborn" ||
+	fail "stubborn: the verdict does not name rank 1"
 echo "ok: the first failure named, its status returned, the job stopped within 10 s"

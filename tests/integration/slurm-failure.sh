@@ -27,7 +27,7 @@ echo "both nodes ended $stopped s after the failure"
 awk -v s="$stopped" 'BEGIN { exit !(s < 10) }' || fail "the job ended $stopped s after the failure (limit 10 s)"
 grep -q "^llmlaunch: rank 1 on n2 failed first (exit 1, .*): ValueError: rank 1 gave up on purpose" \
 	"$agree_tmp/err-1.txt" || fail "n2 does not name its rank 1: $(grep '^llmlaunch:' "$agree_tmp/err-1.txt")"
-grep -q "^llmlaunch: rank 0 on n1 failed because another rank did (exit 1, .*Connection closed by peer.*; the first failure was on another node" \
+grep -Eq "^llmlaunch: rank 0 on n1 failed because another rank did \\(exit 1, .*Connection (closed|reset) by peer.*; the first failure was on another node" \
 	"$agree_tmp/err-0.txt" || fail "n1 does not name its rank 0 as a consequence: $(grep '^llmlaunch:' "$agree_tmp/err-0.txt")"
 grep -q "rank 0 on n1 failed first" "$agree_tmp/err-0.txt" && fail "n1 names its victim as the first failure"
 grep -h "^llmlaunch: rank" "$agree_tmp"/err-*.txt

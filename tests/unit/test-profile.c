@@ -246,6 +246,9 @@ static void test_bad_values(void **state)
 	expect_error("torchrun:\n  monitor_interval: 0\n",
 		     "t.yaml:2:21: torchrun.monitor_interval: '0' is not a positive number", NULL);
 	expect_error("bind: socket\n", "t.yaml:1:7: bind: 'socket' is not a binding (numa, core or none)", NULL);
+	expect_error("hang_timeout: soon\n",
+		     "t.yaml:1:15: hang_timeout: 'soon' is not a duration from 1 s to 30 days (30, 30s, 5m, 1h)", NULL);
+	expect_error("on_hang: wait\n", "t.yaml:1:10: on_hang: 'wait' is not stop or dump", NULL);
 	expect_error("name: My_Profile\n", "t.yaml:1:7: name: 'My_Profile' is not a profile name (a-z, 0-9, '-', '_', '.')",
 		     NULL);
 	expect_error("env:\n  A:\n    value: x\n    when_exists: opt/x\n",
@@ -280,6 +283,10 @@ static void test_loader_vars(void **state)
 	/* The interpreter is code too: a local file may choose it, a fetched one may not. */
 	p = parse_ok("python: /opt/py\n", NULL);
 	ll_profile_free(p);
+	assert_int_equal(expect_error_n("hang_timeout: 5m\n", 16, &remote,
+					"t.yaml:1:1: hang_timeout: a profile from the network may not set 'hang_timeout'",
+					hint),
+			 1);
 	assert_int_equal(expect_error_n("python: /opt/py\n", 15, &remote,
 					"t.yaml:1:1: python: a profile from the network may not choose the interpreter",
 					hint),
