@@ -16,6 +16,8 @@ struct ll_agree_pmix_args {
 	int port_base;                    /* the job's first candidate master port (ll_rdzv_ports) */
 	int port_asked;                   /* > 0: the only master port (the command line's or a profile's,
 					   * the same on every node: the summaries prove it) */
+	bool not_slurm;                   /* mpirun, not srun: hints in its terms (read before PMIx_Init,
+					   * whose setenv may move the process's environment) */
 };
 
 /* Publish the record and summary under PMIx, check in with rank 0 while waiting,

@@ -590,6 +590,7 @@ int ll_agree(struct ll_plan *plan, const struct ll_facts *facts, const struct ll
 		args.proof_ifname = proof_ifname;
 		args.port_base = port_base(o->environ);
 		args.port_asked = asked ? atoi(asked) : 0;
+		args.not_slurm = !ll_env_get(o->environ, "SLURM_JOB_ID");
 		r = agree_pmix_run(&args, &c, err);
 		ll_agree_clique_release(&rec.clique);
 		break;

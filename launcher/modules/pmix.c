@@ -29,7 +29,6 @@
  * Slurm's PMIx server ignores PMIX_TIMEOUT on fences, so every wait here is
  * non-blocking with our own deadline. */
 #include "llmlaunch/agree-pmix.h"
-#include "llmlaunch/env.h"
 #include "llmlaunch/clock.h"
 #include "llmlaunch/module.h"
 #include "llmlaunch/port.h"
@@ -134,6 +133,7 @@ struct pmix_state {
 	double t0, deadline;        /* for the whole agreement */
 	const struct ll_summary *self;
 	const struct ll_agree_options *o;
+	bool not_slurm;             /* hints in mpirun's terms (ll_agree_pmix_args) */
 	struct ll_agree_node *nodes;
 	char **names;               /* by rank */
 	struct ll_summary **cache;  /* read summaries by rank */
@@ -472,7 +472,7 @@ static void share_failures(struct pmix_state *st, const struct ll_rdzv_outcome *
 	if (n > UNREACH_SHOWN)
 		ll_buf_addf(&msg, "; and %zu more nodes cannot reach it", n - UNREACH_SHOWN);
 	if (n > 0) {
-		_cleanup_free_ char *how = ll_agree_leave_out(!ll_env_get(st->o->environ, "SLURM_JOB_ID"), who.s);
+		_cleanup_free_ char *how = ll_agree_leave_out(st->not_slurm, who.s);
 
 		ll_error_set(err, -EHOSTUNREACH, "%s", msg.s);
 		ll_error_hint(err,
@@ -670,7 +670,7 @@ static int decide(struct pmix_state *st, const struct ll_agree_pmix_args *a, con
 	struct ll_agree_result res = { 0 };
 	struct ll_agree_input in = {
 		.nodes = st->nodes, .n_nodes = st->size, .self = st->me.rank, .strict = st->o->strict,
-		.not_slurm = !ll_env_get(st->o->environ, "SLURM_JOB_ID"), .routed = true,
+		.not_slurm = a->not_slurm, .routed = true,
 		.fetch = fetch_summary, .have = have_summary, .fetch_data = st,
 	};
 	int r = ll_agree_decide(&in, &res, err);
@@ -722,7 +722,7 @@ LL_MODULE_EXPORT int ll_pmix_module_run(const struct ll_agree_pmix_args *a, stru
 					 struct ll_error *err)
 {
 	const struct ll_agree_options *o = a->o;
-	struct pmix_state st = { .self = a->self, .o = o, .t0 = ll_now_s() };
+	struct pmix_state st = { .self = a->self, .o = o, .not_slurm = a->not_slurm, .t0 = ll_now_s() };
 	struct ll_agree_node rec = *a->rec;
 	struct ll_agree_deadlines dl;
 	int r;
