@@ -181,6 +181,8 @@ static void read_dcb(hwloc_obj_t obj, const char *fsroot, const char *netdev, un
 		reply = bytes;
 	} else {
 		r = ll_dcb_query(netdev, &reply, &len);
+		/* Out of descriptors or memory fails the whole probe, never "unknown". */
+		ll_io_resource_note(r);
 		if (r < 0) {
 			_cleanup_free_ char *why = ll_asprintf("error: %s", strerror(-r));
 
