@@ -9,6 +9,7 @@
  * That needs `import torch.distributed` (seconds), so older torch (read from
  * torch/version.py, no import) is not asked, and the answer is cached. */
 #include <errno.h>
+#include <stdio.h>
 #include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -72,6 +73,16 @@ void ll_torch_facts_release(struct ll_torch_facts *t)
 	free(t->error);
 	free(t->cache_status);
 	memset(t, 0, sizeof(*t));
+}
+
+int ll_torch_version_code(const char *version)
+{
+	unsigned major, minor;
+	char dot;
+
+	if (!version || sscanf(version, "%u.%u%c", &major, &minor, &dot) < 2 || major > 99 || minor > 99)
+		return -1;
+	return (int)(major * 100 + minor);
 }
 
 static void set_str(char **dst, const char *s, size_t n)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The README's two quick-start commands, for a fresh Debian 12 machine (as root):
+# The README's two quick-start commands, for a fresh Debian 12 or 13 machine (as root):
 #   tools/quickstart.sh demo   install, build, train examples/train.py through llmlaunch
 #   tools/quickstart.sh test   install, build (default and ASan), run the whole test suite
 set -euo pipefail

@@ -72,6 +72,14 @@ void ll_launch_plan_job(struct ll_plan *plan, const struct ll_launch_job *job);
 int ll_launch_plan_bootstrap(struct ll_plan *plan, const struct ll_torch_facts *torch, const char *not_asked,
 			     char *const *environ, struct ll_error *err);
 
+/* Check what the plan hands torchrun against the torch that will run it, as lints:
+ * a torchrun option newer than that torch (ll_torchrun_option.since) blocks the
+ * launch (torchrun would stop at "unrecognized arguments"); a torch variable under
+ * the other release's name (TORCH_NCCL_* since torch 2.2, NCCL_* before) is a
+ * warning where this torch does not read it, information where it reads it with a
+ * deprecation warning. Nothing when torch's version is unknown. */
+void ll_launch_lint_torch(struct ll_plan *plan, const struct ll_torch_facts *torch, char *const *environ);
+
 /* An NCCL_DEBUG_FILE pattern ("DIR/nccl.%h.%p") as the directory to watch and the
  * prefix of its files' names ("nccl."), both malloc'ed; -EINVAL when the directory
  * itself varies by host or process. */

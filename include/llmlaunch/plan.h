@@ -158,6 +158,11 @@ const char *ll_plan_value(const struct ll_plan *p, const char *name);
 void ll_plan_set(struct ll_plan *p, const char *name, const char *value, enum ll_source source,
 		 const char *origin, const char *reason, bool exported);
 
+/* A lint found after planning (the launch's checks against the job's torch); a
+ * blocking one stops `run` before anything starts. */
+void ll_plan_lint_add(struct ll_plan *p, enum ll_lint_level level, const char *variable, bool blocking,
+		     const char *fmt, ...) LL_PRINTF(5, 6);
+
 /* One paragraph for humans: GPUs per node, NVLink domain, network and bandwidth, and
  * the usual layout advice (tensor/pipeline parallel inside the NVLink domain, data
  * parallel across nodes). Appended to `out`. */

@@ -28,6 +28,10 @@ struct ll_torch_facts {
 };
 void ll_torch_facts_release(struct ll_torch_facts *t);
 
+/* A version as MAJOR * 100 + MINOR ("2.6.0+debian": 206, "1.13.0a0": 113), the
+ * scale of ll_torchrun_option.since; -1 when it is not one. */
+int ll_torch_version_code(const char *version);
+
 /* Read the asking script's answer ("dir D", "version V", "libuv WORD", "error TEXT"
  * lines) into *ret (released first). -EBADMSG for a line it does not know. */
 int ll_torch_facts_parse(const char *text, struct ll_torch_facts *ret);

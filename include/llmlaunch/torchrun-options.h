@@ -58,6 +58,9 @@ struct ll_torchrun_option {
 	 * --rdzv-endpoint, --rdzv-backend, --standalone. */
 	bool by_hand;
 	const char *what;           /* "the master port": what a value of it decides */
+	/* The first torch whose torch/distributed/run.py has it, as MAJOR * 100 + MINOR
+	 * (203: 2.3); 0: every torch llmlaunch runs (1.13 has it). */
+	int since;
 };
 
 /* The known options (torch 1.13, and a few from newer torch so that they pass

@@ -4,10 +4,10 @@
 #include <errno.h>
 #include <string.h>
 
+#include "cmd-run-internal.h"
 #include "llmlaunch/output.h"
 #include "llmlaunch/agree.h"
 #include "llmlaunch/launch.h"
-#include "cmd-run-internal.h"
 #include "llmlaunch/plan-cmd.h"
 
 extern char **environ;
@@ -229,7 +229,6 @@ int cmd_explain(int argc, char **argv, struct ll_ctx *ctx)
 		/* What a supervised launch adds (its job directory, the placement, NCCL's
 		 * log for the watcher), so that explain shows what reaches torchrun. */
 		_cleanup_free_ char *dir = ll_jobdir_pattern(NULL);
-
 		_cleanup_free_ char *python = NULL;
 		struct ll_error berr = { 0 };
 

@@ -179,6 +179,7 @@ int run_plan_bootstrap(struct ll_plan *plan, const char *python, const struct ll
 	if (!python)
 		return ll_launch_plan_bootstrap(plan, NULL, "no interpreter found", environ, err);
 	ll_torch_probe(python, environ, ctx->probe.no_cache, &torch);
+	ll_launch_lint_torch(plan, &torch, environ);
 	r = ll_launch_plan_bootstrap(plan, &torch, NULL, environ, err);
 	ll_torch_facts_release(&torch);
 	return r;

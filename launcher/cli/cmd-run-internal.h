@@ -68,8 +68,9 @@ void run_torch_check_cancel(pid_t *pid);
 /* torch is importable by `python`. `started` is the pid of a check of this same
  * interpreter started earlier, or 0. */
 int run_check_torch(const char *python, pid_t started, struct ll_error *err);
-/* Ask `python`'s torch (once per boot: llmlaunch/torch.h) and write the plan's
- * LLMLAUNCH_BOOTSTRAP (ll_launch_plan_bootstrap); torch is not asked for a
+/* Ask `python`'s torch (once per boot: llmlaunch/torch.h), lint the plan against it
+ * (ll_launch_lint_torch) and write the plan's LLMLAUNCH_BOOTSTRAP
+ * (ll_launch_plan_bootstrap); torch is not asked for a
  * --topology or --fsroot plan, which describes another node. -ENOTSUP with err set
  * where this torch cannot start (the plan says why either way). */
 int run_plan_bootstrap(struct ll_plan *plan, const char *python, const struct ll_ctx *ctx, struct ll_error *err);

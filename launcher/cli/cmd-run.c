@@ -195,10 +195,8 @@ int cmd_run(int argc, char **argv, struct ll_ctx *ctx)
 		goto fail;
 	/* torch's own start (libuv) is the plan's business too: what reaches torchrun. */
 	r = run_plan_bootstrap(plan, python, ctx, &err);
-	if (r < 0) {
-		ll_error_hint(&err, "nothing was started; 'llmlaunch explain' says why");
+	if (r < 0)
 		goto fail;
-	}
 	req = (struct ll_launch_request){
 		.self_exe = self,
 		.python = python,

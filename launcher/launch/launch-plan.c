@@ -268,3 +268,62 @@ int ll_launch_plan_bootstrap(struct ll_plan *plan, const struct ll_torch_facts *
 	ll_plan_set(plan, LL_BOOTSTRAP_ENV, NULL, LL_SOURCE_LAUNCH, NULL, why, true);
 	return 0;
 }
+
+/* torch's NCCL switches renamed in torch 2.2 (pytorch commit 8f8722e3, "NCCL_* env
+ * vars -> TORCH_NCCL_*"): 2.2 and later read the new name and still the old one,
+ * with a deprecation warning (getCvarString in c10d's Utils.hpp); 1.13 reads the
+ * old one only. */
+static const struct {
+	const char *now, *before;
+} torch_renamed[] = {
+	{ "TORCH_NCCL_ASYNC_ERROR_HANDLING", "NCCL_ASYNC_ERROR_HANDLING" },
+	{ "TORCH_NCCL_BLOCKING_WAIT", "NCCL_BLOCKING_WAIT" },
+};
+#define TORCH_NCCL_RENAMED 202
+
+/* The value the job gets: the plan's (a profile, --set), else the environment's. */
+static const char *job_value(const struct ll_plan *plan, char *const *environ, const char *name)
+{
+	const struct ll_setting *s = ll_plan_get(plan, name);
+
+	if (s && s->exported)
+		return s->value;
+	return environ ? ll_env_get(environ, name) : NULL;
+}
+
+void ll_launch_lint_torch(struct ll_plan *plan, const struct ll_torch_facts *torch, char *const *environ)
+{
+	int code = torch ? ll_torch_version_code(torch->version) : -1;
+	const struct ll_setting *opts[64];
+	size_t n;
+
+	if (code < 0)
+		return;
+	n = ll_launch_options(plan, opts, LL_ARRAY_SIZE(opts));
+	for (size_t i = 0; i < n && i < LL_ARRAY_SIZE(opts); i++) {
+		const struct ll_torchrun_option *o = ll_torchrun_setting_option(opts[i]->name);
+
+		if (o && o->since > code)
+			ll_plan_lint_add(plan, LL_LINT_ERROR, opts[i]->name, true,
+					 "--%s (%s) is a torchrun option since torch %d.%d; torch %s would stop at "
+					 "'unrecognized arguments': remove it, or install torch %d.%d or later",
+					 o->name, opts[i]->origin ? opts[i]->origin : ll_source_name(opts[i]->source),
+					 o->since / 100, o->since % 100, torch->version, o->since / 100, o->since % 100);
+	}
+	for (size_t i = 0; i < LL_ARRAY_SIZE(torch_renamed); i++) {
+		const char *now = job_value(plan, environ, torch_renamed[i].now);
+		const char *before = job_value(plan, environ, torch_renamed[i].before);
+
+		if (code < TORCH_NCCL_RENAMED && now && !before)
+			ll_plan_lint_add(plan, LL_LINT_WARNING, torch_renamed[i].now, false,
+					 "torch %s reads %s, not %s (its name since torch 2.2): this setting does nothing "
+					 "here; set %s=%s too",
+					 torch->version, torch_renamed[i].before, torch_renamed[i].now,
+					 torch_renamed[i].before, now);
+		else if (code >= TORCH_NCCL_RENAMED && before && !now)
+			ll_plan_lint_add(plan, LL_LINT_INFO, torch_renamed[i].before, false,
+					 "torch %s still reads %s but warns that it is deprecated: its name since torch 2.2 "
+					 "is %s",
+					 torch->version, torch_renamed[i].before, torch_renamed[i].now);
+	}
+}

@@ -265,6 +265,20 @@ void plan_lint(struct plan_state *s, enum ll_lint_level level, const char *varia
 	l->variable = ll_strdup(variable);
 }
 
+void ll_plan_lint_add(struct ll_plan *p, enum ll_lint_level level, const char *variable, bool blocking,
+		     const char *fmt, ...)
+{
+	struct ll_lint *l = ll_array_push(&p->lints, &p->n_lints, sizeof(*l));
+	va_list ap;
+
+	va_start(ap, fmt);
+	l->message = ll_vasprintf(fmt, ap);
+	va_end(ap);
+	l->level = level;
+	l->variable = ll_strdup(variable);
+	l->blocking = blocking;
+}
+
 const char *plan_environ_get(const struct ll_plan_input *in, const char *name)
 {
 	/* The planner is pure: no environment given is an empty one, never the process's. */

@@ -16,21 +16,24 @@
 #include "llmlaunch/util.h"
 
 #define T(name, short_name, kind, owner, what) \
-	{ name, short_name, LL_TORCHRUN_##kind, LL_TORCHRUN_##owner, NULL, false, what }
-#define HAND(name, kind, what) { name, 0, LL_TORCHRUN_##kind, LL_TORCHRUN_WORLD, NULL, true, what }
+	{ name, short_name, LL_TORCHRUN_##kind, LL_TORCHRUN_##owner, NULL, false, what, 0 }
+#define T_SINCE(name, kind, owner, what, since) \
+	{ name, 0, LL_TORCHRUN_##kind, LL_TORCHRUN_##owner, NULL, false, what, since }
+#define HAND(name, kind, what) { name, 0, LL_TORCHRUN_##kind, LL_TORCHRUN_WORLD, NULL, true, what, 0 }
 
 const struct ll_torchrun_option ll_torchrun_options[] = {
 	HAND("nnodes", NNODES, "the number of nodes"),
 	T("nproc_per_node", 0, NPROC, PROVED, "the workers per node"),
 	/* plugins add backends: any name */
-	{ "rdzv_backend", 0, LL_TORCHRUN_STRING, LL_TORCHRUN_WORLD, NULL, true, "the rendezvous backend" },
+	{ "rdzv_backend", 0, LL_TORCHRUN_STRING, LL_TORCHRUN_WORLD, NULL, true, "the rendezvous backend", 0 },
 	HAND("rdzv_endpoint", ENDPOINT, "the rendezvous endpoint"),
 	T("rdzv_id", 0, STRING, WORLD, "the rendezvous id"),
 	T("rdzv_conf", 0, KEYVALUES, WORLD, "the rendezvous configuration"),
 	HAND("standalone", FLAG, "the rendezvous (a one-node store of its own)"),
 	T("max_restarts", 0, UINT, TUNING, "the restarts"),
 	T("monitor_interval", 0, NUMBER, TUNING, "the monitoring interval"),
-	{ "start_method", 0, LL_TORCHRUN_ENUM, LL_TORCHRUN_TUNING, "spawn|fork|forkserver", false, "the start method" },
+	{ "start_method", 0, LL_TORCHRUN_ENUM, LL_TORCHRUN_TUNING, "spawn|fork|forkserver", false, "the start method",
+	  0 },
 	T("role", 0, STRING, TUNING, "the workers' role"),
 	T("no_python", 0, FLAG, COMMAND, "how the script runs"),
 	T("run_path", 0, FLAG, COMMAND, "how the script runs"),
@@ -40,13 +43,18 @@ const struct ll_torchrun_option ll_torchrun_options[] = {
 	T("node_rank", 0, UINT, WORLD, "this node's rank"),
 	HAND("master_addr", STRING, "the master address"),
 	T("master_port", 0, PORT, PROVED, "the master port"),
-	T("local_addr", 0, STRING, WORLD, "this node's address in the rendezvous"),
-	T("logs_specs", 0, STRING, LOCAL, "the logs specification (an entry point: code torchrun loads)"),
-	T("local_ranks_filter", 0, RANKS, TUNING, "the local ranks whose output is shown"),
-	{ NULL, 0, LL_TORCHRUN_FLAG, LL_TORCHRUN_TUNING, NULL, false, NULL },
+	/* Newer than 1.13 (whose run.py has none of them), each from the pull request
+	 * that added it to torch/distributed/run.py: --local_addr pytorch#88922 (2.0),
+	 * --local_ranks_filter pytorch#118562 and --logs_specs pytorch#120942 (2.3);
+	 * all three are in 2.6's run.py (Debian 13). */
+	T_SINCE("local_addr", STRING, WORLD, "this node's address in the rendezvous", 200),
+	T_SINCE("logs_specs", STRING, LOCAL, "the logs specification (an entry point: code torchrun loads)", 203),
+	T_SINCE("local_ranks_filter", RANKS, TUNING, "the local ranks whose output is shown", 203),
+	{ NULL, 0, LL_TORCHRUN_FLAG, LL_TORCHRUN_TUNING, NULL, false, NULL, 0 },
 };
 
 #undef T
+#undef T_SINCE
 #undef HAND
 
 const char *ll_torchrun_owner_text(enum ll_torchrun_owner w)

@@ -12,6 +12,7 @@
 
 #include "llmlaunch/launch.h"
 #include "llmlaunch/torch.h"
+#include "llmlaunch/torchrun-options.h"
 
 /* Recorded answers (the script's stdout). */
 static const char debian12[] = "dir /usr/lib/python3/dist-packages/torch\nversion 1.13.0a0\nlibuv not-asked\n";
@@ -205,6 +206,76 @@ static void test_command(void **state)
 	ll_plan_free(p);
 }
 
+static const struct ll_lint *lint_of(const struct ll_plan *p, const char *variable)
+{
+	for (size_t i = 0; i < p->n_lints; i++)
+		if (p->lints[i].variable && strcmp(p->lints[i].variable, variable) == 0)
+			return &p->lints[i];
+	return NULL;
+}
+
+/* torchrun's options and torch's variables against the torch that runs them. */
+static void test_surface(void **state)
+{
+	char *env_new[] = { "TORCH_NCCL_ASYNC_ERROR_HANDLING=1", NULL };
+	char *env_old[] = { "NCCL_BLOCKING_WAIT=1", NULL };
+	struct ll_torch_facts t13 = { 0 }, t26 = { 0 };
+	struct ll_plan *p;
+	const struct ll_lint *l;
+
+	(void)state;
+	assert_int_equal(ll_torch_version_code("2.6.0+debian"), 206);
+	assert_int_equal(ll_torch_version_code("1.13.0a0"), 113);
+	assert_int_equal(ll_torch_version_code("2.10.1"), 210);
+	assert_int_equal(ll_torch_version_code("nightly"), -1);
+	assert_int_equal(ll_torch_facts_parse(debian12, &t13), 0);
+	assert_int_equal(ll_torch_facts_parse(debian13, &t26), 0);
+	assert_int_equal(ll_torchrun_option_find("local_ranks_filter")->since, 203);
+	assert_int_equal(ll_torchrun_option_find("local_addr")->since, 200);
+	assert_int_equal(ll_torchrun_option_find("nproc_per_node")->since, 0);
+
+	/* --local-ranks-filter on 1.13: blocking; on 2.6: fine. */
+	p = plan_new();
+	ll_plan_set(p, "torchrun.local_ranks_filter", "0", LL_SOURCE_CLI, "--local-ranks-filter", "r", false);
+	ll_launch_lint_torch(p, &t13, NULL);
+	l = lint_of(p, "torchrun.local_ranks_filter");
+	assert_non_null(l);
+	assert_true(l->blocking);
+	assert_string_equal(l->message, "--local_ranks_filter (--local-ranks-filter) is a torchrun option since torch "
+					"2.3; torch 1.13.0a0 would stop at 'unrecognized arguments': remove it, or install "
+					"torch 2.3 or later");
+	ll_plan_free(p);
+	p = plan_new();
+	ll_plan_set(p, "torchrun.local_ranks_filter", "0", LL_SOURCE_CLI, "--local-ranks-filter", "r", false);
+	ll_launch_lint_torch(p, &t26, NULL);
+	assert_int_equal(p->n_lints, 0);
+	ll_plan_free(p);
+
+	/* The new name on 1.13 does nothing: a warning; the old one on 2.6 is read, deprecated. */
+	p = plan_new();
+	ll_launch_lint_torch(p, &t13, env_new);
+	l = lint_of(p, "TORCH_NCCL_ASYNC_ERROR_HANDLING");
+	assert_non_null(l);
+	assert_int_equal(l->level, LL_LINT_WARNING);
+	assert_false(l->blocking);
+	ll_plan_free(p);
+	p = plan_new();
+	ll_launch_lint_torch(p, &t26, env_old);
+	l = lint_of(p, "NCCL_BLOCKING_WAIT");
+	assert_non_null(l);
+	assert_int_equal(l->level, LL_LINT_INFO);
+	assert_string_equal(l->message, "torch 2.6.0+debian still reads NCCL_BLOCKING_WAIT but warns that it is "
+					"deprecated: its name since torch 2.2 is TORCH_NCCL_BLOCKING_WAIT");
+	ll_plan_free(p);
+	p = plan_new();
+	ll_launch_lint_torch(p, &t26, env_new);
+	ll_launch_lint_torch(p, &t13, env_old);
+	assert_int_equal(p->n_lints, 0);
+	ll_plan_free(p);
+	ll_torch_facts_release(&t13);
+	ll_torch_facts_release(&t26);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -215,6 +286,7 @@ int main(void)
 		cmocka_unit_test(test_user_wins),
 		cmocka_unit_test(test_not_asked),
 		cmocka_unit_test(test_command),
+		cmocka_unit_test(test_surface),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
