@@ -47,6 +47,8 @@ rm -rf "$TMPDIR"/llmlaunch-*
 run print --hang-timeout 5 "$WORKER" print 0 8
 [ "$rc" = 0 ] || fail "print: llmlaunch exited $rc for a job that keeps printing"
 grep -q 'the job hangs' "$WORK/err.print" && fail "print: a job that prints was taken for a hung one"
-assert_eq "print: lines printed" 16 "$(grep -c '^rank [01] working' "$WORK/out.print" || true)"
+# About 8 lines a rank (each loop sleeps a second; a loaded machine makes fewer).
+lines=$(grep -c '^rank [01] working' "$WORK/out.print" || true)
+[ "$lines" -ge 10 ] || fail "print: only $lines lines printed"
 assert_tmp_clean
 echo "ok: a hang named by rank and frame and stopped; dump leaves it running; a printing job runs to its end"
