@@ -200,6 +200,19 @@ size_t ll_topology_leaf_len(const char *addr);
  * exchange of them gives every node all it reads (no read of a peer on demand). */
 bool ll_agree_publishes_summary(const struct ll_agree_node *nodes, size_t n, size_t i);
 
+/* Rank 0's digests of the records that checked in (launcher/agree/agree-digests.c):
+ * ll_agree_digests_add() is true when node `index` is the first to bring its hardware
+ * or its network digest, so its full summary is the one the decision reads for its
+ * group (ll_agree_input's `have`). O(1) per node: a hash table, no rescan. Add node 0
+ * first, then the others in the order they arrive. */
+struct ll_agree_digests;
+struct ll_agree_digests *ll_agree_digests_new(void);
+bool ll_agree_digests_add(struct ll_agree_digests *d, const struct ll_agree_node *n, size_t index);
+/* Distinct hardware (net false) or network digests seen so far. */
+size_t ll_agree_digests_groups(const struct ll_agree_digests *d, bool net);
+void ll_agree_digests_free(struct ll_agree_digests *d);
+static inline void ll_agree_digests_freep(struct ll_agree_digests **d) { if (*d) { ll_agree_digests_free(*d); *d = NULL; } }
+
 /* "n1, n3, n2, n4": the nodes in rank order (order[rank] indexes nodes), the first
  * LL_AGREE_NAMES_SHOWN of them, then how many more. Malloc'ed. */
 char *ll_agree_order_text(const struct ll_agree_node *nodes, const size_t *order, size_t n);

@@ -2,7 +2,7 @@
  * loopback: rank 0 in this thread, the other nodes in threads of their own. Every
  * node reaching rank 0; one never coming (named by rank 0 and told to the others);
  * an interface that does not exist; the check-in's status lines and verdict; another
- * job's rank 0 on a shared port; the port candidates. */
+ * job's rank 0 on a shared port; the port candidates; rank 0's digest table. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -254,6 +254,52 @@ static void test_ports(void **state)
 	assert_int_equal(p[2], 20000);
 }
 
+/* Rank 0's digest table: one summary asked per new hardware or network digest, never
+ * again for a digest already here, whatever the digest's value (0 included), past the
+ * table's first growth; and, nodes added in launcher order, the same nodes as
+ * ll_agree_publishes_summary() picks by rescanning. */
+static void test_digests(void **state)
+{
+	_cleanup_(ll_agree_digests_freep) struct ll_agree_digests *d = ll_agree_digests_new();
+	struct ll_agree_node n = { .hw_digest = 7, .net_digest = 9 };
+	struct ll_agree_node nodes[200];
+	uint64_t x = 88172645463325252ull;
+
+	(void)state;
+	assert_true(ll_agree_digests_add(d, &n, 0));
+	for (size_t i = 1; i < 50; i++)
+		assert_false(ll_agree_digests_add(d, &n, i));
+	n.hw_digest = 0; /* another GPU count: a new hardware digest, same network */
+	assert_true(ll_agree_digests_add(d, &n, 50));
+	assert_false(ll_agree_digests_add(d, &n, 51));
+	n.net_digest = 0; /* another interface on that node's kind */
+	assert_true(ll_agree_digests_add(d, &n, 52));
+	assert_false(ll_agree_digests_add(d, &n, 53));
+	n.hw_digest = 7; /* both seen already, in different pairs */
+	assert_false(ll_agree_digests_add(d, &n, 54));
+	assert_int_equal(ll_agree_digests_groups(d, false), 2);
+	assert_int_equal(ll_agree_digests_groups(d, true), 2);
+	for (uint64_t k = 1; k <= 100; k++) {
+		struct ll_agree_node m = { .hw_digest = k << 40, .net_digest = 9 };
+		assert_true(ll_agree_digests_add(d, &m, 100 + k));
+	}
+	for (uint64_t k = 1; k <= 100; k++) {
+		struct ll_agree_node m = { .hw_digest = k << 40, .net_digest = 9 };
+		assert_false(ll_agree_digests_add(d, &m, 300 + k));
+	}
+	assert_int_equal(ll_agree_digests_groups(d, false), 102);
+
+	ll_agree_digests_free(LL_TAKE(d));
+	d = ll_agree_digests_new();
+	for (size_t i = 0; i < LL_ARRAY_SIZE(nodes); i++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		nodes[i] = (struct ll_agree_node){ .hw_digest = x % 5, .net_digest = (x >> 8) % 7 };
+	}
+	for (size_t i = 0; i < LL_ARRAY_SIZE(nodes); i++)
+		assert_int_equal(ll_agree_digests_add(d, &nodes[i], i),
+				 ll_agree_publishes_summary(nodes, LL_ARRAY_SIZE(nodes), i));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -263,6 +309,7 @@ int main(void)
 		cmocka_unit_test(test_checkin),
 		cmocka_unit_test(test_alien),
 		cmocka_unit_test(test_ports),
+		cmocka_unit_test(test_digests),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
