@@ -12,6 +12,9 @@
 #      init, put, commit, one fence collecting data, finalize)          target <= 1.5x
 #      With --netns: nodes with a network namespace each (tests/lib/slurm-netns-cluster.sh),
 #      and the agreement includes the rendezvous proof (--prove), as `run` does it.
+#   4. (--netns) the agreement without PMIx (srun --mpi=none: records at rank 0's
+#      check-in, the summaries it asks for, its decision, the proof) beside the PMIx
+#      path's on the same cluster in the same run                        target <= 1.2x
 # Times in 3 are measured inside each process (PMIx_Init to PMIx_Finalize for the bare
 # program, the whole ll_agree() call for llmlaunch); a run counts its slowest node, and
 # the median of REPEAT runs is reported, with srun's wall time beside it. Bare and
@@ -107,7 +110,7 @@ run_one() {
 	local n=$1 label=$2 t0 t1
 	shift 2
 	t0=$(date +%s.%N)
-	timeout 120 "${SLURM_CLUSTER_RUN[@]}" srun -N "$n" --ntasks-per-node=1 --mpi=pmix "$@" >"$tmp/out" 2>"$tmp/err" || {
+	timeout 120 "${SLURM_CLUSTER_RUN[@]}" srun -N "$n" --ntasks-per-node=1 --mpi="${MPI:-pmix}" "$@" >"$tmp/out" 2>"$tmp/err" || {
 		cat "$tmp/err" >&2
 		return 1
 	}
@@ -123,15 +126,17 @@ PY
 for n in $node_counts; do
 	SLURM_CLUSTER_DIR=
 	start_cluster "$n" || { slurm_cluster_dump_logs; exit 1; }
-	rm -f "$tmp/fence-$n" "$tmp/agree-$n"
+	rm -f "$tmp/fence-$n" "$tmp/agree-$n" "$tmp/env-$n"
 	run_one "$n" "warm" "$fence" # first step pays for cold caches
 	for _ in $(seq 1 "$repeat"); do
 		run_one "$n" "fence-$n" "$fence"
 		# shellcheck disable=SC2086
 		run_one "$n" "agree-$n" "$tool" --agree-timeout 60 $prove
+		# Without PMIx node 0's name must resolve on every node: only the namespaced cluster names them.
+		[ $netns = 0 ] || MPI=none run_one "$n" "env-$n" "$tool" --agree-timeout 60 --prove
 	done
 	stop_cluster
-	python3 - "$n" "$tmp/fence-$n" "$tmp/agree-$n" "$kind" <<'PY'
+	python3 - "$n" "$tmp/fence-$n" "$tmp/agree-$n" "$kind" "$tmp/env-$n" <<'PY'
 import statistics, sys
 n = int(sys.argv[1])
 def load(p):
@@ -145,5 +150,13 @@ ratio = a / f
 print(f"== {n} {sys.argv[4]}: bare PMIx fence {f*1e3:.1f} ms (srun {fw:.2f} s), "
       f"llmlaunch {a*1e3:.1f} ms{f' (proof {proof*1e3:.1f} ms)' if proof else ''} (srun {aw:.2f} s): ratio {ratio:.2f}x "
       f"(target <= 1.5x: {'ok' if ratio <= 1.5 else 'MISSED'})")
+try:
+    e, ew, eproof = load(sys.argv[5])
+except FileNotFoundError:
+    sys.exit(0)
+ratio = e / a
+print(f"== {n} {sys.argv[4]}, without PMIx (srun --mpi=none): {e*1e3:.1f} ms (proof {eproof*1e3:.1f} ms, "
+      f"srun {ew:.2f} s) against the PMIx path's {a*1e3:.1f} ms: ratio {ratio:.2f}x "
+      f"(target <= 1.2x: {'ok' if ratio <= 1.2 else 'MISSED'})")
 PY
 done
