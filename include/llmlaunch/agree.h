@@ -194,11 +194,28 @@ char *ll_agree_leave_out(bool not_slurm, const char *names);
 /* The switch above a node in a SLURM_TOPOLOGY_ADDR ("s1.s7.n12" -> "s1.s7"); "" for none. */
 size_t ll_topology_leaf_len(const char *addr);
 
+/* The interface of summary s with an address in `subnet` (as ll_agree_decide chooses
+ * it for this node; loopback: loopback interfaces count), NULL when none. */
+const char *ll_agree_ifname_in(const struct ll_summary *s, const char *subnet, bool loopback);
+
 /* Whether nodes[i] publishes its full summary when digests differ: it is the first node
  * (lowest index) of its hardware digest or of its network digest, or node 0. Those are
  * the members ll_agree_decide() reads for a group it is not in, so one collective
  * exchange of them gives every node all it reads (no read of a peer on demand). */
 bool ll_agree_publishes_summary(const struct ll_agree_node *nodes, size_t n, size_t i);
+
+/* Rank 0's digests of the records that checked in (launcher/agree/agree-digests.c):
+ * ll_agree_digests_add() is true when node `index` is the first to bring its hardware
+ * or its network digest, so its full summary is the one the decision reads for its
+ * group (ll_agree_input's `have`). O(1) per node: a hash table, no rescan. Add node 0
+ * first, then the others in the order they arrive. */
+struct ll_agree_digests;
+struct ll_agree_digests *ll_agree_digests_new(void);
+bool ll_agree_digests_add(struct ll_agree_digests *d, const struct ll_agree_node *n, size_t index);
+/* Distinct hardware (net false) or network digests seen so far. */
+size_t ll_agree_digests_groups(const struct ll_agree_digests *d, bool net);
+void ll_agree_digests_free(struct ll_agree_digests *d);
+static inline void ll_agree_digests_freep(struct ll_agree_digests **d) { if (*d) { ll_agree_digests_free(*d); *d = NULL; } }
 
 /* "n1, n3, n2, n4": the nodes in rank order (order[rank] indexes nodes), the first
  * LL_AGREE_NAMES_SHOWN of them, then how many more. Malloc'ed. */
@@ -263,6 +280,9 @@ struct ll_rdzv_job {
 	char *const *names;         /* names[rank], nnodes of them (copied) */
 	ll_agree_progress_fn *progress; /* NULL: no status */
 	void *progress_data;
+	/* Backends without PMIx: this node's record (ll_agree_node_format) goes with the
+	 * check-in, and its summary (ll_summary_serialize) when rank 0 asks for it. */
+	const char *record, *summary;
 };
 
 /* The line node job->rank sends rank 0 ("CHECKIN" or "REACH"), for simulators of
@@ -300,6 +320,50 @@ bool ll_rdzv_missing(struct ll_rdzv *r, size_t *ret_n, char **ret_names, char **
 char *ll_rdzv_missing_hostlist(const struct ll_rdzv *r);
 /* Rank 0's verdict, once a node received it (FAIL's message), else NULL. */
 const char *ll_rdzv_verdict(const struct ll_rdzv *r);
+
+/* Backends without PMIx, rank 0: wait until every node checked in with its record
+ * and sent the summaries the decision reads (the first of each digest,
+ * ll_agree_digests_add), or `until`. self: rank 0's own record and summary (kept by
+ * the caller). 0, or -ETIMEDOUT with the message naming the nodes missing. */
+int ll_rdzv_gather(struct ll_rdzv *r, const struct ll_agree_node *self, const struct ll_summary *self_summary,
+		   double until, struct ll_error *err);
+/* After ll_rdzv_gather: every node's record (index: launcher rank), and the summary of
+ * node i where it was sent (NULL: not asked for). */
+const struct ll_agree_node *ll_rdzv_nodes(const struct ll_rdzv *r);
+const struct ll_summary *ll_rdzv_summary(const struct ll_rdzv *r, size_t i);
+/* Rank 0: send each checked-in node the decision (its node rank, the master, the
+ * subnet or routed, the notes) or, res NULL, the failure (message and hint). The
+ * nodes close their check-in connection on it; a failure closes them all. */
+void ll_rdzv_send_decision(struct ll_rdzv *r, const struct ll_agree_result *res, const char *fail_message,
+			   const char *fail_hint);
+
+/* What rank 0 decided, as one node receives it (DECIDED and the lines before it). */
+struct ll_rdzv_decision {
+	int node_rank;
+	char *master_addr;
+	int master_port;
+	char *subnet;               /* NULL: routed, or loopback_only's 127.0.0.0/8 */
+	bool routed, loopback_only;
+	char **notes;               /* the decision's warnings */
+	size_t n_notes;
+	int nvlink_domain;
+	char *nvlink_domain_reason;
+	char *node_order;
+};
+/* A node: the decision once received (check-in with a record), else NULL; and the
+ * failure's hint that came with FAIL (NULL: none). */
+const struct ll_rdzv_decision *ll_rdzv_decision(const struct ll_rdzv *r);
+const char *ll_rdzv_verdict_hint(const struct ll_rdzv *r);
+/* A node: whether rank 0 ever answered its check-in (HELLO). */
+bool ll_rdzv_checked_in(const struct ll_rdzv *r);
+/* The lines rank 0 sends the node of `node_rank` for a decision (order_text: the
+ * node order when it moved nodes, else NULL), for tests and simulators: malloc'ed,
+ * each '\n'-terminated. */
+char *ll_rdzv_decision_lines(const struct ll_agree_result *res, int node_rank, const char *order_text);
+/* Parse what ll_rdzv_decision_lines() wrote, one line at a time: 1 when `line` was
+ * DECIDED (the decision is complete), 0 for a line before it, -EPROTO otherwise. */
+int ll_rdzv_decision_line(struct ll_rdzv_decision *d, const char *line);
+void ll_rdzv_decision_release(struct ll_rdzv_decision *d);
 
 /* Rank 0: send every connected node the verdict (NULL: OK, else FAIL with the
  * message), wait briefly for them to close first, close them. */
@@ -391,7 +455,7 @@ struct ll_cluster {
 	int master_port;
 	char *socket_ifname;        /* NULL: leave the node plan's choice */
 	char *subnet;
-	bool checked;               /* a homogeneity check ran (PMIx only) */
+	bool checked;               /* the homogeneity check ran (PMIx, or node 0's check-in under run) */
 	char **notes;               /* warnings and notes for the command to print */
 	size_t n_notes;
 	double seconds;             /* time spent agreeing */

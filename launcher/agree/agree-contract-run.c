@@ -10,8 +10,9 @@
  *             came in), so nodes in different subnets behind routers each get their own
  *   port      the contract's, else MASTER_PORT, else torchrun's default
  *
- * Under `run` every node proves it reaches node 0 (agree_env_prove), which is also the
- * check-in: a node that never starts is named by node 0 at the deadline. */
+ * Under `run` every node checks in with node 0, which runs the PMIx path's decision on
+ * what the check-ins carry, then proves it reaches node 0 (agree_env_prove): a node
+ * that never starts is named by node 0 at the deadline. */
 #include "agree-internal.h"
 
 #include <errno.h>
@@ -40,8 +41,8 @@ static const char *unreach_hint(enum ll_contract_engine e)
 	}
 }
 
-int agree_contract_run(const struct ll_agree_options *o, const char *proof_ifname, int port_asked,
-		       struct ll_cluster *ret, struct ll_error *err)
+int agree_contract_run(const struct ll_agree_options *o, const struct agree_env_self *me, const char *proof_ifname,
+		       int port_asked, struct ll_cluster *ret, struct ll_error *err)
 {
 	struct ll_contract *k = ll_calloc(1, sizeof(*k));
 	_cleanup_free_ char *numeric = NULL, *why = NULL, *id = NULL, *port_why = NULL;
@@ -70,9 +71,10 @@ int agree_contract_run(const struct ll_agree_options *o, const char *proof_ifnam
 	ret->master_port = port_asked > 0 ? port_asked : k->master_port > 0 ? k->master_port : LL_CONTRACT_DEFAULT_PORT;
 	ll_agree_deadlines((size_t)k->nnodes, o->timeout_s, &ret->deadlines);
 	multi = k->nnodes > 1;
-	if (multi)
-		ll_cluster_note(ret, "no homogeneity check under the %s contract: the nodes exchange nothing but the "
-				     "check-in", k->name);
+	if (multi && !o->prove)
+		ll_cluster_note(ret, "no homogeneity check here under the %s contract: 'llmlaunch run' has node 0 compare "
+				     "every node's GPUs, RDMA ports and addresses at its check-in before launching",
+				k->name);
 
 	/* Only nodes that connect to node 0 need its address before the proof; node 0
 	 * learns its own from where they came in. */
@@ -121,7 +123,7 @@ int agree_contract_run(const struct ll_agree_options *o, const char *proof_ifnam
 			.port_why = port_why,
 			.port_hint = "another process on this node holds it: give the job another port (--master-port "
 				     "PORT on every node, or the engine's port variable)",
-			.unreach_hint = unreach_hint(k->engine),
+			.unreach_hint = unreach_hint(k->engine), .me = me, .user_ifname = proof_ifname,
 		};
 
 		return agree_env_prove(o, &w, k->node_rank == 0 ? ret->master_addr : numeric,

@@ -11,12 +11,20 @@
  * first use. */
 int agree_pmix_run(const struct ll_agree_pmix_args *a, struct ll_cluster *ret, struct ll_error *err);
 
+/* This node for the agreement without PMIx: its summary and record (built as for
+ * PMIx, agree-run.c); both NULL: no check, the proof alone. */
+struct agree_env_self {
+	const struct ll_summary *summary;
+	const struct ll_agree_node *rec;
+	bool not_slurm;             /* hints in the engine's terms, not srun's */
+};
+
 /* Slurm environment alone: node rank, count, first host, port from the job id (or
  * port_asked > 0, the command line's or a profile's), the interface of the route to
  * the first host; the proof when o->prove (proof_ifname: the user's interface for the
  * job, NULL: the route's). */
-int agree_slurm_run(const struct ll_agree_options *o, const char *proof_ifname, int port_asked,
-		    struct ll_cluster *ret, struct ll_error *err);
+int agree_slurm_run(const struct ll_agree_options *o, const struct agree_env_self *me, const char *proof_ifname,
+		    int port_asked, struct ll_cluster *ret, struct ll_error *err);
 
 /* The backends without PMIx (Slurm's environment, the engines' contracts) share the
  * proof, which is also their check-in (agree-slurm.c). */
@@ -27,10 +35,17 @@ struct agree_env_world {
 	const char *port_why;       /* where the master port came from, for "in use" */
 	const char *port_hint;      /* what to do then */
 	const char *unreach_hint;   /* what to do when a node cannot reach node 0, in the engine's terms */
+	const struct agree_env_self *me;
+	const char *user_ifname;    /* the user's interface for the job, which the proof uses; NULL: none */
 };
-/* Node 0 listens on ret->master_port and waits for every node; the others connect to
- * `master` (numeric) through `ifname`. Sets ret->proved, and on node 0 its address
- * and interface as the others reached them. */
+/* Node 0 listens on ret->master_port. With w->me's record, every node checks in with
+ * it (the others at `master`, numeric), node 0 gathers the summaries the decision
+ * reads, decides as the PMIx path does and tells each node its rank, the master and
+ * the subnet (or FAIL, the same message on every node); each node takes its
+ * interface from its own summary (or its route to the master when routed) and ret
+ * gets the decision. Then the proof: every node connects to the master through its
+ * interface (`ifname`, the user's, overrides). Sets ret->proved, and without a
+ * decision on node 0 its address and interface as the others reached them. */
 int agree_env_prove(const struct ll_agree_options *o, const struct agree_env_world *w, const char *master,
 		    const char *ifname, double t0, struct ll_cluster *ret, struct ll_error *err);
 /* The first address `host` resolves to, IPv4 before IPv6 (torchrun's store and gloo
@@ -47,8 +62,8 @@ char *agree_local_ifname(const char *addr);
 /* The engines' contracts (agree-contract-run.c): the contract's world, node 0
  * resolved with backoff until the agreement's deadline, the interface of the route
  * to it, the proof when o->prove. */
-int agree_contract_run(const struct ll_agree_options *o, const char *proof_ifname, int port_asked,
-		       struct ll_cluster *ret, struct ll_error *err);
+int agree_contract_run(const struct ll_agree_options *o, const struct agree_env_self *me, const char *proof_ifname,
+		       int port_asked, struct ll_cluster *ret, struct ll_error *err);
 
 /* The port the Slurm fallback derives from a job and step id (20000-32767, below
  * Linux's ephemeral range, so a kernel-chosen port never takes it first). */

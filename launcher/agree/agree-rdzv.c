@@ -11,11 +11,20 @@
  *            interface: the proof that torchrun's rendezvous will connect. Rank 0 answers
  *            every node once all have reached it (OK) or its deadline passed (FAIL).
  *
+ * Without PMIx the check-in also carries the agreement: each node's record (the
+ * digests of what must match), the full summary of the first node of each digest
+ * when rank 0 asks for it (SEND), and rank 0's decision back (DECIDED, or FAIL).
+ *
  * One text line each, '\n'-terminated:
- *   node -> 0   LLMLAUNCH1 TOKEN RANK NNODES CHECKIN
- *               LLMLAUNCH1 TOKEN RANK NNODES REACH IFNAME SOURCE
+ *   node -> 0   LLMLAUNCH2 TOKEN RANK NNODES CHECKIN [RECORD]   (RECORD: without PMIx)
+ *               SUMMARY JSON                after SEND, on the same connection
+ *               LLMLAUNCH2 TOKEN RANK NNODES REACH IFNAME SOURCE
  *   0 -> node   HELLO | ALIEN               accepted | another job's rank 0: try the next port
+ *               SEND                        the decision reads this node's summary
  *               WAIT MISSING NNODES NAMES   status: when the count changes, else every 2 s
+ *               NOTE TEXT | DOMAIN N REASON | ORDER TEXT
+ *               DECIDED RANK PORT FLAGS MASTER SUBNET   the decision (after the lines above)
+ *               HINT TEXT                   before a FAIL, its hint
  *               OK | FAIL MESSAGE           the verdict; the node then closes first, so no
  *                                           TIME_WAIT is left on the port torchrun binds next
  * TOKEN is a hash of the job's identity, which every node knows (the Slurm job and
@@ -41,7 +50,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#define PROTO "LLMLAUNCH1"
+#define PROTO "LLMLAUNCH2"
 #define LINE_MAX_BYTES 65536   /* a FAIL line names nodes; everything else is short */
 #define STATUS_AFTER_S 1.5     /* rank 0's first WAIT line */
 #define STATUS_EVERY_S 2.0     /* then at least this often while waiting */
@@ -62,6 +71,7 @@ struct conn {
 	struct ll_buf in, out;
 	size_t out_off;
 	bool alien;             /* close once ALIEN is written */
+	bool want_summary;      /* SEND went out: a SUMMARY line comes */
 };
 
 /* How far a node's check-in got. */
@@ -91,6 +101,14 @@ struct ll_rdzv {
 	double phase_start, status_last, status_check;
 	size_t status_missing;
 	char *arrival_ifname, *arrival_addr;
+	/* the agreement without PMIx (ll_rdzv_gather) */
+	bool gathering;
+	struct ll_agree_node *nodes;
+	struct ll_summary **sums;
+	const struct ll_summary *self_summary;
+	unsigned char *sum_state; /* SUM_WANTED, SUM_HAVE */
+	size_t n_records, n_sum_pending;
+	struct ll_agree_digests *digests;
 
 	/* other nodes */
 	struct addrinfo *addrs;
@@ -105,12 +123,18 @@ struct ll_rdzv {
 	size_t status_n;
 	char *status_names;
 	char *verdict;          /* FAIL's message */
+	char *verdict_hint;     /* HINT before it */
+	const char *record, *summary; /* this node's, for the check-in (not owned) */
+	struct ll_rdzv_decision decision;
+	bool decided;
 	bool ok;                /* OK received */
 	bool lost;              /* the proof's connection failed or closed before a verdict */
 };
 
 #define SEEN_CHECKIN 1u
 #define SEEN_REACH 2u
+#define SUM_WANTED 1u
+#define SUM_HAVE 2u
 
 /* ---- small helpers ---- */
 
@@ -127,7 +151,8 @@ static char *hello_line(const char *token, size_t rank, size_t nnodes, const cha
 	if (strcmp(kind, "REACH") == 0)
 		return ll_asprintf(PROTO " %s %zu %zu REACH %s %s\n", token, rank, nnodes, ifname ? ifname : "-",
 				   source && *source ? source : "-");
-	return ll_asprintf(PROTO " %s %zu %zu %s\n", token, rank, nnodes, kind);
+	return ll_asprintf(PROTO " %s %zu %zu %s%s%s\n", token, rank, nnodes, kind, ifname ? " " : "",
+			   ifname ? ifname : "");
 }
 
 char *ll_rdzv_hello(const struct ll_rdzv_job *job, const char *kind)
@@ -135,7 +160,7 @@ char *ll_rdzv_hello(const struct ll_rdzv_job *job, const char *kind)
 	char token[17];
 
 	token_of(job->id, token);
-	return hello_line(token, job->rank, job->nnodes, kind, NULL, NULL);
+	return hello_line(token, job->rank, job->nnodes, kind, strcmp(kind, "CHECKIN") == 0 ? job->record : NULL, NULL);
 }
 
 void ll_rdzv_ports(int base, int ret[LL_RDZV_PORTS])
@@ -173,6 +198,8 @@ static struct ll_rdzv *rdzv_new(const struct ll_rdzv_job *job, bool server)
 		r->names[i] = job->names && job->names[i] ? ll_strdup(job->names[i]) : ll_asprintf("node %zu", i);
 	r->progress = job->progress;
 	r->progress_data = job->progress_data;
+	r->record = job->record;
+	r->summary = job->summary;
 	r->epfd = epoll_create1(EPOLL_CLOEXEC);
 	r->listen_fd = r->fd = -1;
 	r->wait_start = r->phase_start = ll_now_s();
@@ -214,6 +241,18 @@ void ll_rdzv_close(struct ll_rdzv *r)
 	free(r->last_error);
 	free(r->status_names);
 	free(r->verdict);
+	free(r->verdict_hint);
+	ll_rdzv_decision_release(&r->decision);
+	if (r->nodes)
+		for (size_t i = 0; i < r->nnodes; i++) {
+			ll_agree_node_release(&r->nodes[i]);
+			if (r->sums[i] != r->self_summary)
+				ll_summary_free(r->sums[i]);
+		}
+	free(r->nodes);
+	free(r->sums);
+	free(r->sum_state);
+	ll_agree_digests_free(r->digests);
 	free(r);
 }
 
@@ -437,15 +476,50 @@ static void local_address(int fd, char **ret_addr, char **ret_ifname)
 	freeifaddrs(ifa);
 }
 
-/* The hello: "LLMLAUNCH1 TOKEN RANK NNODES KIND [IFNAME SOURCE]". */
+/* A node's record at check-in: the first of its digests asks for its summary. */
+static bool conn_record(struct ll_rdzv *r, struct conn *c, const char *text)
+{
+	struct ll_agree_node rec = { 0 };
+
+	if (!r->gathering || ll_agree_node_parse(text, r->names[c->rank], &rec, NULL) < 0)
+		return false;
+	if (!(r->seen[c->rank] & SEEN_CHECKIN)) {
+		rec.name = ll_strdup(r->names[c->rank]);
+		r->nodes[c->rank] = rec;
+		r->n_records++;
+		if (ll_agree_digests_add(r->digests, &r->nodes[c->rank], c->rank)) {
+			r->sum_state[c->rank] = SUM_WANTED;
+			r->n_sum_pending++;
+		}
+	} else {
+		ll_agree_node_release(&rec); /* a node that checks in again: its first record stands */
+	}
+	return true;
+}
+
+/* A node's summary, after SEND. */
+static void conn_summary(struct ll_rdzv *r, struct conn *c, const char *line)
+{
+	c->want_summary = false;
+	if (r->sum_state[c->rank] != SUM_WANTED || !ll_startswith(line, "SUMMARY ") ||
+	    ll_summary_parse(line + 8, r->names[c->rank], &r->sums[c->rank], NULL) < 0)
+		return; /* the decision then says the summary is missing */
+	r->sum_state[c->rank] = SUM_HAVE;
+	r->n_sum_pending--;
+}
+
+/* The hello: "LLMLAUNCH2 TOKEN RANK NNODES KIND [RECORD | IFNAME SOURCE]". */
 static void conn_hello(struct ll_rdzv *r, struct conn *c, char *line)
 {
-	char *save = NULL, *f[7] = { 0 };
+	char *save = NULL, *f[5] = { 0 }, *rest;
 	size_t n = 0;
 	long rank, nnodes;
+	bool record;
 
-	for (char *t = strtok_r(line, " ", &save); t && n < LL_ARRAY_SIZE(f); t = strtok_r(NULL, " ", &save))
+	for (char *t = strtok_r(line, " ", &save); t && n < LL_ARRAY_SIZE(f);
+	     t = n < LL_ARRAY_SIZE(f) ? strtok_r(NULL, " ", &save) : NULL)
 		f[n++] = t;
+	rest = save && *save ? save : NULL;
 	if (n < 5 || strcmp(f[0], PROTO) != 0 || strcmp(f[1], r->token) != 0 ||
 	    ll_parse_long(f[2], 1, (long)r->nnodes - 1, &rank) < 0 ||
 	    ll_parse_long(f[3], (long)r->nnodes, (long)r->nnodes, &nnodes) < 0 ||
@@ -456,6 +530,12 @@ static void conn_hello(struct ll_rdzv *r, struct conn *c, char *line)
 	}
 	c->rank = (size_t)rank;
 	c->kind = strcmp(f[4], "REACH") == 0 ? CONN_REACH : CONN_CHECKIN;
+	record = c->kind == CONN_CHECKIN && rest;
+	if (record && !conn_record(r, c, rest)) {
+		c->alien = true; /* a record rank 0 cannot read, or no agreement here */
+		conn_send(r, c, "ALIEN");
+		return;
+	}
 	if (!r->seen[c->rank])
 		r->n_arrived++;
 	if (c->kind == CONN_REACH) {
@@ -470,6 +550,10 @@ static void conn_hello(struct ll_rdzv *r, struct conn *c, char *line)
 		r->seen[c->rank] |= SEEN_CHECKIN;
 	}
 	conn_send(r, c, "HELLO");
+	if (record && r->sum_state[c->rank] == SUM_WANTED) {
+		c->want_summary = true;
+		conn_send(r, c, "SEND");
+	}
 }
 
 /* Read what a node sent; false when the connection is finished. */
@@ -483,17 +567,20 @@ static bool conn_read(struct ll_rdzv *r, struct conn *c)
 			return false;
 		if (n < 0)
 			return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
-		if (c->kind != CONN_NEW)
+		if (c->kind != CONN_NEW && !c->want_summary)
 			continue; /* nothing more is expected from a node */
 		ll_buf_addn(&c->in, buf, (size_t)n);
 		char *nl = memchr(c->in.s, '\n', c->in.len);
 		if (nl) {
 			*nl = '\0';
-			conn_hello(r, c, c->in.s);
+			if (c->kind == CONN_NEW)
+				conn_hello(r, c, c->in.s);
+			else
+				conn_summary(r, c, c->in.s);
 			ll_buf_reset(&c->in);
 			if (c->alien)
 				return false;
-		} else if (c->in.len > 1024) {
+		} else if (c->in.len > (c->kind == CONN_NEW ? 1024 : LINE_MAX_BYTES)) {
 			return false;
 		}
 	}
@@ -666,6 +753,29 @@ static void client_try(struct ll_rdzv *r)
 	r->try_until = ll_now_s() + CONNECT_TRY_S;
 }
 
+/* A summary is a few kilobytes: the socket takes it at once, or soon. */
+static int send_all(int fd, const char *text, double until)
+{
+	size_t len = strlen(text), off = 0;
+
+	while (off < len) {
+		ssize_t n = send(fd, text + off, len - off, MSG_NOSIGNAL);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			struct pollfd pfd = { .fd = fd, .events = POLLOUT };
+			if (ll_now_s() >= until)
+				return errno = ETIMEDOUT, -1;
+			poll(&pfd, 1, ll_poll_ms_until(until));
+			continue;
+		}
+		if (n < 0)
+			return -1;
+		off += (size_t)n;
+	}
+	return 0;
+}
+
 static void client_line(struct ll_rdzv *r, char *line)
 {
 	if (r->state == CLIENT_HELLO) {
@@ -691,6 +801,16 @@ static void client_line(struct ll_rdzv *r, char *line)
 	} else if (ll_startswith(line, "FAIL ")) {
 		free(r->verdict);
 		r->verdict = ll_strdup(line + 5);
+		r->state = CLIENT_DONE;
+	} else if (ll_startswith(line, "HINT ")) {
+		free(r->verdict_hint);
+		r->verdict_hint = ll_strdup(line + 5);
+	} else if (strcmp(line, "SEND") == 0 && r->summary) {
+		_cleanup_free_ char *text = ll_asprintf("SUMMARY %s\n", r->summary);
+		if (send_all(r->fd, text, ll_now_s() + CONNECT_TRY_S) < 0)
+			client_fail_attempt(r, errno);
+	} else if (r->record && ll_rdzv_decision_line(&r->decision, line) == 1) {
+		r->decided = true;
 		r->state = CLIENT_DONE;
 	} else if (strcmp(line, "OK") == 0) {
 		r->ok = true;
@@ -748,7 +868,7 @@ static void client_event(struct ll_rdzv *r)
 			client_fail_attempt(r, e);
 			return;
 		}
-		hello = hello_line(r->token, r->rank, r->nnodes, "CHECKIN", NULL, NULL);
+		hello = hello_line(r->token, r->rank, r->nnodes, "CHECKIN", r->record, NULL);
 		if (send(r->fd, hello, strlen(hello), MSG_NOSIGNAL) < 0) {
 			free(hello);
 			client_fail_attempt(r, errno);
@@ -820,6 +940,8 @@ void ll_rdzv_run(struct ll_rdzv *r, int wake_fd, double until)
 			server_status(r);
 			if (r->phase == LL_AGREE_WAIT_REACH && r->n_reach + 1 >= r->nnodes)
 				break; /* everyone is here: the verdict can go */
+			if (r->gathering && r->n_records >= r->nnodes && r->n_sum_pending == 0)
+				break; /* every record and summary: the decision can be made */
 		} else if (r->state == CLIENT_DONE) {
 			break;
 		} else if (r->state == CLIENT_IDLE && now >= r->next_try) {
@@ -895,6 +1017,194 @@ char *ll_rdzv_missing_hostlist(const struct ll_rdzv *r)
 const char *ll_rdzv_verdict(const struct ll_rdzv *r)
 {
 	return r ? r->verdict : NULL;
+}
+
+bool ll_rdzv_checked_in(const struct ll_rdzv *r)
+{
+	return r && (r->state == CLIENT_UP || r->have_status || r->verdict || r->decided);
+}
+
+const char *ll_rdzv_verdict_hint(const struct ll_rdzv *r)
+{
+	return r ? r->verdict_hint : NULL;
+}
+
+const struct ll_rdzv_decision *ll_rdzv_decision(const struct ll_rdzv *r)
+{
+	return r && r->decided ? &r->decision : NULL;
+}
+
+/* ---- the agreement without PMIx ---- */
+
+int ll_rdzv_gather(struct ll_rdzv *r, const struct ll_agree_node *self, const struct ll_summary *self_summary,
+		   double until, struct ll_error *err)
+{
+	struct ll_buf names;
+	size_t missing;
+	int rc;
+
+	r->nodes = ll_calloc(r->nnodes, sizeof(*r->nodes));
+	r->sums = ll_calloc(r->nnodes, sizeof(*r->sums));
+	r->sum_state = ll_calloc(r->nnodes, 1);
+	r->digests = ll_agree_digests_new();
+	r->self_summary = self_summary;
+	/* Rank 0's own: its summary is always read (node 0's addresses are the master's). */
+	r->nodes[r->rank] = *self;
+	r->nodes[r->rank].name = ll_strdup(r->names[r->rank]);
+	r->nodes[r->rank].topology_addr = ll_strdup(self->topology_addr);
+	r->nodes[r->rank].clique.key = ll_strdup(self->clique.key);
+	r->sums[r->rank] = (struct ll_summary *)self_summary;
+	r->sum_state[r->rank] = SUM_HAVE;
+	ll_agree_digests_add(r->digests, &r->nodes[r->rank], r->rank);
+	r->n_records = 1;
+	r->gathering = true;
+	r->phase = LL_AGREE_WAIT_ARRIVE;
+	while ((r->n_records < r->nnodes || r->n_sum_pending > 0) && ll_now_s() < until)
+		ll_rdzv_run(r, -1, until);
+	r->gathering = false;
+	ll_rdzv_progress_done(r, r->n_records >= r->nnodes && r->n_sum_pending == 0);
+	if (r->n_records >= r->nnodes && r->n_sum_pending == 0)
+		return 0;
+	ll_buf_init(&names);
+	missing = server_missing(r, &names);
+	if (missing > 0)
+		rc = ll_error_set(err, -ETIMEDOUT, "%zu of %zu nodes did not check in within %.0f s: %s", missing, r->nnodes,
+				  until - r->wait_start, names.s);
+	else
+		rc = ll_error_set(err, -ETIMEDOUT, "%zu node%s did not send the summary the agreement reads within %.0f s",
+				  r->n_sum_pending, r->n_sum_pending == 1 ? "" : "s", until - r->wait_start);
+	ll_buf_release(&names);
+	return rc;
+}
+
+const struct ll_agree_node *ll_rdzv_nodes(const struct ll_rdzv *r)
+{
+	return r->nodes;
+}
+
+const struct ll_summary *ll_rdzv_summary(const struct ll_rdzv *r, size_t i)
+{
+	return r->sums && i < r->nnodes ? r->sums[i] : NULL;
+}
+
+/* One line of text: a newline inside would end it early. */
+static void add_line(struct ll_buf *b, const char *kind, const char *text)
+{
+	size_t start = b->len;
+
+	ll_buf_addf(b, "%s %s", kind, text ? text : "");
+	for (size_t i = start; i < b->len; i++)
+		if (b->s[i] == '\n')
+			b->s[i] = ' ';
+	ll_buf_addc(b, '\n');
+}
+
+char *ll_rdzv_decision_lines(const struct ll_agree_result *res, int node_rank, const char *order_text)
+{
+	struct ll_buf b;
+
+	ll_buf_init(&b);
+	for (size_t i = 0; i < res->n_warnings; i++)
+		add_line(&b, "NOTE", res->warnings[i]);
+	if (res->nvlink_domain > 0) {
+		char *text = ll_asprintf("%d %s", res->nvlink_domain, res->nvlink_domain_reason ? res->nvlink_domain_reason : "");
+		add_line(&b, "DOMAIN", text);
+		free(text);
+	}
+	if (order_text)
+		add_line(&b, "ORDER", order_text);
+	ll_buf_addf(&b, "DECIDED %d %d %s%s%s %s %s\n", node_rank, res->master_port, res->routed ? "r" : "",
+		    res->loopback_only ? "l" : "", res->routed || res->loopback_only ? "" : "-", res->master_addr,
+		    res->subnet ? res->subnet : "-");
+	return ll_buf_detach(&b);
+}
+
+int ll_rdzv_decision_line(struct ll_rdzv_decision *d, const char *line)
+{
+	if (ll_startswith(line, "NOTE ")) {
+		*(char **)ll_array_push(&d->notes, &d->n_notes, sizeof(char *)) = ll_strdup(line + 5);
+		return 0;
+	}
+	if (ll_startswith(line, "DOMAIN ")) {
+		char *end;
+		long n = strtol(line + 7, &end, 10);
+		if (end == line + 7 || n <= 0 || n > 1 << 20)
+			return -EPROTO;
+		d->nvlink_domain = (int)n;
+		free(d->nvlink_domain_reason);
+		d->nvlink_domain_reason = ll_strdup(*end == ' ' ? end + 1 : end);
+		return 0;
+	}
+	if (ll_startswith(line, "ORDER ")) {
+		free(d->node_order);
+		d->node_order = ll_strdup(line + 6);
+		return 0;
+	}
+	if (ll_startswith(line, "DECIDED ")) {
+		char flags[4], master[INET6_ADDRSTRLEN], subnet[INET6_ADDRSTRLEN + 8];
+		int rank, port;
+		if (sscanf(line + 8, "%d %d %3s %45s %53s", &rank, &port, flags, master, subnet) != 5 || rank < 0 ||
+		    port <= 0 || port > 65535)
+			return -EPROTO;
+		d->node_rank = rank;
+		d->master_port = port;
+		d->routed = strchr(flags, 'r') != NULL;
+		d->loopback_only = strchr(flags, 'l') != NULL;
+		free(d->master_addr);
+		d->master_addr = ll_strdup(master);
+		free(d->subnet);
+		d->subnet = strcmp(subnet, "-") == 0 ? NULL : ll_strdup(subnet);
+		return 1;
+	}
+	return -EPROTO;
+}
+
+void ll_rdzv_decision_release(struct ll_rdzv_decision *d)
+{
+	free(d->master_addr);
+	free(d->subnet);
+	ll_strv_free(d->notes, d->n_notes);
+	free(d->nvlink_domain_reason);
+	free(d->node_order);
+	memset(d, 0, sizeof(*d));
+}
+
+void ll_rdzv_send_decision(struct ll_rdzv *r, const struct ll_agree_result *res, const char *fail_message,
+			   const char *fail_hint)
+{
+	_cleanup_free_ int *rank_of = NULL;
+	_cleanup_free_ char *order_text = NULL;
+
+	if (!res) {
+		if (fail_hint) {
+			struct ll_buf b;
+			ll_buf_init(&b);
+			add_line(&b, "HINT", fail_hint);
+			b.s[b.len - 1] = '\0'; /* conn_send ends the line */
+			for (size_t i = 0; i < r->n_conns; i++)
+				if (r->conns[i]->kind == CONN_CHECKIN)
+					conn_send(r, r->conns[i], b.s);
+			ll_buf_release(&b);
+		}
+		ll_rdzv_send_verdict(r, fail_message);
+		return;
+	}
+	if (res->clique_order)
+		order_text = ll_agree_order_text(r->nodes, res->order, res->n_nodes);
+	rank_of = ll_calloc(r->nnodes, sizeof(int));
+	for (size_t k = 0; k < res->n_nodes && k < r->nnodes; k++)
+		rank_of[res->order[k]] = (int)k;
+	for (size_t i = 0; i < r->n_conns; i++) {
+		struct conn *c = r->conns[i];
+		char *lines;
+
+		if (c->kind != CONN_CHECKIN)
+			continue;
+		lines = ll_rdzv_decision_lines(res, rank_of[c->rank], order_text);
+		ll_buf_add(&c->out, lines);
+		conn_flush(r, c);
+		free(lines);
+	}
 }
 
 /* ---- routes and interfaces ---- */
@@ -1034,14 +1344,16 @@ static int reach_connect(const struct ll_rdzv_proof *p, char source[INET6_ADDRST
 		if (r < 0)
 			return -r;
 	}
-	for (;;) {
+	/* At least one attempt, even past the deadline: its error is what this node says. */
+	for (bool tried = false;; tried = true) {
 		double now = ll_now_s(), stop = e == ECONNREFUSED ? p->arrive_deadline : p->deadline;
-		int fd = socket(dst.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+		int fd;
 		struct pollfd pfd;
 		socklen_t elen = sizeof(e);
 
-		if (now >= stop)
+		if (now >= stop && tried)
 			return e;
+		fd = socket(dst.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 		if (fd < 0)
 			return errno;
 		if (p->ifname) {

@@ -402,18 +402,19 @@ void ll_cluster_apply(struct ll_plan *plan, const struct ll_cluster *c)
 	}
 	if (c->socket_ifname) {
 		char *nccl = ll_asprintf("=%s", c->socket_ifname);
-		if (c->backend == LL_AGREE_PMIX && c->routed)
+		/* checked: the decision chose it (PMIx, or node 0's check-in without it). */
+		if (c->checked && c->routed)
 			reason = ll_asprintf("the interface of this node's route to the master %s (no subnet is every "
 					     "node's: routers join them)%s", c->master_addr,
 					     c->proved ? ", where this node reached it" : "");
-		else if (c->backend == LL_AGREE_PMIX)
+		else if (c->checked && c->subnet)
 			reason = ll_asprintf("this node's interface in %s, shared by all %d nodes", c->subnet, c->nnodes);
 		else if (c->node_rank == 0)
 			reason = ll_asprintf("this node's interface with the master address %s%s", c->master_addr,
 					     c->proved ? ", where the other nodes reached it" : "");
 		else
-			reason = ll_asprintf("the interface of this node's route to the master %s (%s: the nodes "
-					     "exchange nothing)", c->master_addr, k ? k->name : "slurm");
+			reason = ll_asprintf("the interface of this node's route to the master %s (%s, unchecked: "
+					     "only 'run' agrees without PMIx)", c->master_addr, k ? k->name : "slurm");
 		plan_put(plan, "NCCL_SOCKET_IFNAME", nccl, reason, true);
 		plan_put(plan, "GLOO_SOCKET_IFNAME", c->socket_ifname, reason, true);
 		free(reason);
@@ -528,6 +529,23 @@ static int port_base(char *const *env)
 	return 20000 + (int)(ll_hash(ns, strlen(ns)) % 12768);
 }
 
+/* This node's summary and its record (the digests, the host, the topology address,
+ * the NVLink clique): what every node tells the others, with PMIx or without. */
+static int self_record(const struct ll_facts *facts, const struct ll_plan *plan, const struct ll_agree_options *o,
+		       struct ll_summary **ret_self, struct ll_agree_node *rec, struct ll_error *err)
+{
+	int r = ll_summary_build(facts, plan, ret_self, err);
+
+	if (r < 0)
+		return r;
+	rec->hw_digest = ll_summary_hw_digest(*ret_self);
+	rec->net_digest = ll_summary_net_digest(*ret_self);
+	rec->host_key = host_key();
+	rec->topology_addr = (char *)ll_env_get(o->environ, "SLURM_TOPOLOGY_ADDR");
+	ll_agree_clique_of(facts, plan, o->environ, &rec->clique);
+	return 0;
+}
+
 /* The backend: the options' (tests), else the plan's "agreement", else the environment's. */
 static enum ll_agree_backend choose_backend(const struct ll_plan *plan, const struct ll_agree_options *o)
 {
@@ -573,19 +591,34 @@ int ll_agree(struct ll_plan *plan, const struct ll_facts *facts, const struct ll
 		return 0;
 	}
 	switch (backend) {
+	case LL_AGREE_SLURM:
+	case LL_AGREE_CONTRACT: {
+		/* The check without PMIx: built as for PMIx, exchanged at rank 0's check-in. */
+		_cleanup_(ll_summary_freep) struct ll_summary *self = NULL;
+		struct ll_agree_node rec = { 0 };
+		struct agree_env_self me = { .not_slurm = backend == LL_AGREE_CONTRACT };
+
+		/* Only `run` exchanges (env and explain would wait for every node). */
+		if (o->prove && facts) {
+			r = self_record(facts, plan, o, &self, &rec, err);
+			if (r < 0)
+				break;
+			me.summary = self;
+			me.rec = &rec;
+		}
+		r = backend == LL_AGREE_SLURM ? agree_slurm_run(o, &me, proof_ifname, asked ? atoi(asked) : 0, &c, err)
+					      : agree_contract_run(o, &me, proof_ifname, asked ? atoi(asked) : 0, &c, err);
+		ll_agree_clique_release(&rec.clique);
+		break;
+	}
 	case LL_AGREE_PMIX: {
 		_cleanup_(ll_summary_freep) struct ll_summary *self = NULL;
 		struct ll_agree_node rec = { 0 };
 		struct ll_agree_pmix_args args = { .rec = &rec, .o = o };
 
-		r = ll_summary_build(facts, plan, &self, err);
+		r = self_record(facts, plan, o, &self, &rec, err);
 		if (r < 0)
 			break;
-		rec.hw_digest = ll_summary_hw_digest(self);
-		rec.net_digest = ll_summary_net_digest(self);
-		rec.host_key = host_key();
-		rec.topology_addr = (char *)ll_env_get(o->environ, "SLURM_TOPOLOGY_ADDR");
-		ll_agree_clique_of(facts, plan, o->environ, &rec.clique);
 		args.self = self;
 		args.proof_ifname = proof_ifname;
 		args.port_base = port_base(o->environ);
@@ -595,12 +628,6 @@ int ll_agree(struct ll_plan *plan, const struct ll_facts *facts, const struct ll
 		ll_agree_clique_release(&rec.clique);
 		break;
 	}
-	case LL_AGREE_SLURM:
-		r = agree_slurm_run(o, proof_ifname, asked ? atoi(asked) : 0, &c, err);
-		break;
-	case LL_AGREE_CONTRACT:
-		r = agree_contract_run(o, proof_ifname, asked ? atoi(asked) : 0, &c, err);
-		break;
 	default:
 		r = agree_single(plan, true, &c, err);
 		break;

@@ -587,6 +587,13 @@ static const struct ll_summary_if *if_in_subnet(const struct ll_summary *s, cons
 	return NULL;
 }
 
+const char *ll_agree_ifname_in(const struct ll_summary *s, const char *subnet, bool loopback)
+{
+	const struct ll_summary_if *f = s && subnet ? if_in_subnet(s, subnet, loopback) : NULL;
+
+	return f ? f->name : NULL;
+}
+
 static int choose_network(const struct ll_agree_input *in, struct fetcher *f, size_t node0,
 			  const struct ll_summary *s0, const struct ll_summary *self, struct ll_agree_result *res,
 			  struct ll_error *err)

@@ -11,6 +11,9 @@ list(APPEND LL_TEST_ENV
   "LL_PMIX_FENCE=$<TARGET_FILE:pmix-fence>")
 add_executable(agree-logic ${CMAKE_SOURCE_DIR}/bench/agree-logic.c)
 target_link_libraries(agree-logic PRIVATE llmlaunch_core)
+# Rank 0's work per node at check-in (record parsed, digests noted), 16 to 10,000 nodes.
+add_executable(agree-digests ${CMAKE_SOURCE_DIR}/bench/agree-digests.c)
+target_link_libraries(agree-digests PRIVATE llmlaunch_core)
 # The rendezvous proof with 10,000 simulated nodes on loopback (issue 13).
 add_executable(rdzv-reach ${CMAKE_SOURCE_DIR}/bench/rdzv-reach.c)
 target_link_libraries(rdzv-reach PRIVATE llmlaunch_core)

@@ -57,6 +57,6 @@ for t in 0 1 2 3; do
 	[ "$(json_field "$f" MASTER_ADDR)" = n1 ] || fail "slurm fallback task $t: MASTER_ADDR is not n1: $(cat "$f")"
 	p=$(json_field "$f" MASTER_PORT)
 	[ "$p" -ge 20000 ] && [ "$p" -le 32767 ] || fail "slurm fallback port $p out of 20000-32767"
-	grep -q "no homogeneity check without PMIx" "$agree_tmp/slurm-err-$t.txt" || fail "no note about PMIx"
+	grep -q "no homogeneity check here without PMIx" "$agree_tmp/slurm-err-$t.txt" || fail "no note about PMIx"
 done
 echo "ok: 4 nodes agreed (port $port), refusal and Slurm fallback checked"

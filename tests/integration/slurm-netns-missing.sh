@@ -6,7 +6,8 @@
 # before its own 60 s limit.
 #   1. srun --mpi=pmix: the others check in with rank 0 (by name, without waiting for
 #      the PMIx fence), which counts who is there and tells them who is not;
-#   2. --mpi=none: the rendezvous proof is the check-in; rank 0 tells the others.
+#   2. --mpi=none: the others check in with rank 0 with their record (the agreement
+#      without PMIx); rank 0 tells the others who is missing, then names them.
 # n4 itself, late, gives up too: nobody answers it any more.
 set -u
 . "$LL_SRCDIR/tests/lib/agree-test.sh"
@@ -53,7 +54,7 @@ echo "pmix: named n4; srun took $took s"
 launch none
 port=$(agree_port_of 198.51.100.1 "$agree_tmp/err-0.txt")
 check none "llmlaunch: 1 of 4 nodes did not reach the master 198.51.100.1:$port within 6 s: n4" \
-	"llmlaunch: waiting for 1 of 4 nodes to reach the master: n4"
+	"llmlaunch: waiting for 1 of 4 nodes: n4"
 got=$(message 3)
 [ "$got" = "llmlaunch: n4 cannot reach the master 198.51.100.1:$port through ens5 (198.51.100.4): Connection refused" ] ||
 	fail "n4 said: '$got'"
