@@ -15,7 +15,7 @@
 int run_job_open(struct run_job *job, struct ll_plan *plan, char *const *environ_, const struct run_job_options *o,
 		 struct ll_error *err)
 {
-	const struct ll_setting *file;
+	const struct ll_setting *file, *flight;
 	const char *status, *pattern, *stacks;
 	int r;
 
@@ -48,6 +48,13 @@ int run_job_open(struct run_job *job, struct ll_plan *plan, char *const *environ
 	stacks = ll_plan_value(plan, LL_STACKS_DIR_ENV);
 	if (stacks && !o->dry_run && mkdir(stacks, 0700) < 0)
 		return ll_error_set(err, -errno, "cannot create '%s': %s", stacks, strerror(errno));
+	flight = ll_plan_get(plan, "TORCH_NCCL_DEBUG_INFO_TEMP_FILE");
+	if (flight && flight->source == LL_SOURCE_LAUNCH && flight->value && !o->dry_run) {
+		_cleanup_free_ char *fdir = ll_asprintf("%s/" LL_FLIGHT_DIR, job->path);
+
+		if (mkdir(fdir, 0700) < 0)
+			return ll_error_set(err, -errno, "cannot create '%s': %s", fdir, strerror(errno));
+	}
 	pattern = ll_plan_value(plan, "nccl_log");
 	if (pattern && ll_launch_nccl_log_split(pattern, &job->nccl_dir, &job->nccl_prefix) == 0) {
 		file = ll_plan_get(plan, "NCCL_DEBUG_FILE");
