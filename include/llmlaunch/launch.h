@@ -223,6 +223,8 @@ char *ll_worker_cause_from_error_file(const char *path);
 
 /* Where a worker's Python stack is written when the job hangs: JOBDIR/stacks/rank-R.txt. */
 #define LL_STACKS_DIR "stacks"
+/* Where torch's flight recorder dumps go (TORCH_NCCL_DEBUG_INFO_TEMP_FILE=DIR/flight/rank_). */
+#define LL_FLIGHT_DIR "flight"
 /* One rank's stack, as faulthandler writes it: the innermost frame of the thread
  * that took the signal ("Current thread", else the first thread listed). */
 struct ll_rank_stack {

@@ -1,7 +1,9 @@
 /* One job as `run` and the preflight check start it (job.h). */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -15,7 +17,7 @@
 int run_job_open(struct run_job *job, struct ll_plan *plan, char *const *environ_, const struct run_job_options *o,
 		 struct ll_error *err)
 {
-	const struct ll_setting *file;
+	const struct ll_setting *file, *flight;
 	const char *status, *pattern, *stacks;
 	int r;
 
@@ -48,6 +50,13 @@ int run_job_open(struct run_job *job, struct ll_plan *plan, char *const *environ
 	stacks = ll_plan_value(plan, LL_STACKS_DIR_ENV);
 	if (stacks && !o->dry_run && mkdir(stacks, 0700) < 0)
 		return ll_error_set(err, -errno, "cannot create '%s': %s", stacks, strerror(errno));
+	flight = ll_plan_get(plan, "TORCH_NCCL_DEBUG_INFO_TEMP_FILE");
+	if (flight && flight->source == LL_SOURCE_LAUNCH && flight->value && !o->dry_run) {
+		_cleanup_free_ char *fdir = ll_asprintf("%s/" LL_FLIGHT_DIR, job->path);
+
+		if (mkdir(fdir, 0700) < 0)
+			return ll_error_set(err, -errno, "cannot create '%s': %s", fdir, strerror(errno));
+	}
 	pattern = ll_plan_value(plan, "nccl_log");
 	if (pattern && ll_launch_nccl_log_split(pattern, &job->nccl_dir, &job->nccl_prefix) == 0) {
 		file = ll_plan_get(plan, "NCCL_DEBUG_FILE");
@@ -289,6 +298,35 @@ static int job_watch(void *data)
 	return job->o->watch ? job->o->watch(job->o->watch_data, job->nccl) : 0;
 }
 
+/* torch's flight recorder writes its dumps when its own watchdog times out, after
+ * llmlaunch's verdict: name them once the job is over, on the verdict's file too. */
+static void note_flight_dumps(const struct run_job *job)
+{
+	_cleanup_free_ char *dir = ll_asprintf("%s/" LL_FLIGHT_DIR, job->path);
+	_cleanup_free_ char *line = NULL, *path = NULL;
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	size_t n = 0;
+	int fd;
+
+	if (!d)
+		return;
+	while ((e = readdir(d)))
+		n += ll_startswith(e->d_name, "rank_");
+	closedir(d);
+	if (!n)
+		return;
+	line = ll_asprintf("torch's flight recorder wrote %zu dump%s (each rank's last collectives) in %s", n,
+			   n == 1 ? "" : "s", dir);
+	ll_errorf("%s", line);
+	path = ll_asprintf("%s/verdict", job->path);
+	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+	if (fd >= 0) {
+		dprintf(fd, "%s\n", line);
+		close(fd);
+	}
+}
+
 int run_job_supervise(struct run_job *job, const struct ll_plan *plan, int *ret_status, struct ll_error *err)
 {
 	struct ll_error werr = { 0 };
@@ -365,6 +403,8 @@ int run_job_supervise(struct run_job *job, const struct ll_plan *plan, int *ret_
 			ll_worker_exits_free(v, n);
 		}
 	}
+	if (job->failed)
+		note_flight_dumps(job);
 	if (job->nccl)
 		ll_ncclwatch_finish(job->nccl, stderr);
 	*ret_status = status;

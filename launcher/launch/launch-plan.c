@@ -4,11 +4,14 @@
  * so that the dry run shows them like every other value. */
 #include <errno.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
 #include "llmlaunch/env.h"
 #include "llmlaunch/launch.h"
+
+#define TORCH_NCCL_RENAMED 202 /* torch's NCCL_* switches renamed TORCH_NCCL_* */
 
 /* A value the launch needs: over profiles, under the environment and the command line. */
 static void put(struct ll_plan *plan, const char *name, const char *value, bool exported, const char *reason)
@@ -181,6 +184,80 @@ static void plan_hang_watch(struct ll_plan *plan, const struct ll_launch_job *jo
 	ll_plan_set(plan, LL_BOOTSTRAP_ENV, features, LL_SOURCE_LAUNCH, NULL, why, true);
 }
 
+/* torch's flight recorder (ProcessGroupNCCL): a ring of the last collectives per rank,
+ * written to TORCH_NCCL_DEBUG_INFO_TEMP_FILE + rank when the watchdog times out
+ * (TORCH_NCCL_DUMP_ON_TIMEOUT). Off by default: TORCH_NCCL_TRACE_BUFFER_SIZE is 0. */
+#define TORCH_FLIGHT_RECORDER 203
+#define FLIGHT_BUFFER "2000"
+
+static bool plan_uses_gpus(const struct ll_plan *plan)
+{
+	for (size_t i = 0; i < plan->n_ranks; i++)
+		if (plan->ranks[i].gpu >= 0)
+			return true;
+	return false;
+}
+
+/* One flight-recorder variable: the user's own value (environment, command line,
+ * profile) wins; otherwise the launch's, or NULL with why not. */
+static void flight_put(struct ll_plan *plan, char *const *env, const char *name, const char *value, const char *why)
+{
+	const char *from;
+	bool profile;
+	const char *own = users(plan, env, name, &from, &profile);
+	_cleanup_free_ char *reason = NULL;
+
+	if (own) {
+		reason = ll_asprintf("%s's own value: llmlaunch does not change it", from);
+		if (!ll_plan_get(plan, name) || ll_plan_get(plan, name)->source == LL_SOURCE_LAUNCH)
+			ll_plan_set(plan, name, own, LL_SOURCE_ENVIRONMENT, NULL, reason, true);
+		return;
+	}
+	ll_plan_set(plan, name, value, LL_SOURCE_LAUNCH, NULL, why, true);
+}
+
+static void plan_torch_nccl(struct ll_plan *plan, const struct ll_launch_job *job)
+{
+	const char *version = ll_plan_value(plan, "torch_version");
+	const char *nccl = ll_plan_value(plan, "nccl_version");
+	int code = ll_torch_version_code(version);
+	int nmaj = -1, nmin = -1;
+	_cleanup_free_ char *prefix = NULL, *why = NULL;
+
+	if (!plan_uses_gpus(plan) || code < 0)
+		return;
+	/* torchrun's LocalElasticAgent already exports TORCH_NCCL_ASYNC_ERROR_HANDLING=1
+	 * (NCCL_ASYNC_ERROR_HANDLING=1 before torch 2.2) to every worker unless set, and
+	 * ProcessGroupNCCL's own default is 3 (SkipCleanUp) since 2.2: setting it changes
+	 * nothing, so the plan only says so. */
+	put(plan, "torch_async_error_handling", NULL, false,
+	    code >= TORCH_NCCL_RENAMED
+		    ? "not set: torchrun exports TORCH_NCCL_ASYNC_ERROR_HANDLING=1 to its workers unless set "
+		      "(torch/distributed/elastic/agent/server/local_elastic_agent.py)"
+		    : "not set: torchrun exports NCCL_ASYNC_ERROR_HANDLING=1 to its workers unless set "
+		      "(torch/distributed/elastic/agent/server/local_elastic_agent.py)");
+	if (code >= TORCH_FLIGHT_RECORDER && job->dir) {
+		prefix = ll_asprintf("%s/" LL_FLIGHT_DIR "/rank_", job->dir);
+		flight_put(plan, job->environ, "TORCH_NCCL_TRACE_BUFFER_SIZE", FLIGHT_BUFFER,
+			   "torch's flight recorder keeps each rank's last 2000 collectives (0, off, by default)");
+		flight_put(plan, job->environ, "TORCH_NCCL_DUMP_ON_TIMEOUT", "1",
+			   "a rank whose collective times out writes its flight recorder to the job directory");
+		flight_put(plan, job->environ, "TORCH_NCCL_DEBUG_INFO_TEMP_FILE", prefix,
+			   "where the flight recorder's dumps go: one file per rank, named by this prefix and the rank");
+	} else {
+		why = ll_asprintf("torch %s: the flight recorder's switches (TORCH_NCCL_TRACE_BUFFER_SIZE, "
+				  "TORCH_NCCL_DUMP_ON_TIMEOUT) are set from torch 2.3",
+				  version);
+		put(plan, "torch_flight_recorder", NULL, false, why);
+	}
+	/* NCCL's RAS thread (NCCL_RAS_ENABLE) runs by default from NCCL 2.24 (release
+	 * notes 2.24.3): `ncclras` asks it about a hung job. Nothing to set. */
+	if (nccl && sscanf(nccl, "%d.%d", &nmaj, &nmin) == 2 && (nmaj > 2 || (nmaj == 2 && nmin >= 24)))
+		put(plan, "nccl_ras", "on", false,
+		    "NCCL's RAS is on by default since NCCL 2.24 (NCCL_RAS_ENABLE): run 'ncclras' on a node of a hung "
+		    "job to see which ranks are missing; llmlaunch sets nothing for it");
+}
+
 void ll_launch_plan_job(struct ll_plan *plan, const struct ll_launch_job *job)
 {
 	const struct ll_setting *log_dir = ll_plan_get(plan, "torchrun.log_dir");
@@ -210,6 +287,7 @@ void ll_launch_plan_job(struct ll_plan *plan, const struct ll_launch_job *job)
 	else
 		put(plan, "nccl_log", NULL, false, "--exec: nobody is left to watch NCCL's log");
 	plan_hang_watch(plan, job, status && !run_path);
+	plan_torch_nccl(plan, job);
 }
 
 int ll_launch_plan_bootstrap(struct ll_plan *plan, const struct ll_torch_facts *torch, const char *not_asked,
@@ -220,6 +298,9 @@ int ll_launch_plan_bootstrap(struct ll_plan *plan, const struct ll_torch_facts *
 	const char *version = torch && torch->version ? torch->version : "(unknown version)";
 	_cleanup_free_ char *why = NULL;
 
+	if (torch && torch->version)
+		put(plan, "torch_version", torch->version, false,
+		    "the job's torch: the version rules of the workers' NCCL settings (docs/failures.md)");
 	if (old && old->source > LL_SOURCE_LAUNCH)
 		return 0;
 	if (env) {
@@ -279,7 +360,6 @@ static const struct {
 	{ "TORCH_NCCL_ASYNC_ERROR_HANDLING", "NCCL_ASYNC_ERROR_HANDLING" },
 	{ "TORCH_NCCL_BLOCKING_WAIT", "NCCL_BLOCKING_WAIT" },
 };
-#define TORCH_NCCL_RENAMED 202
 
 /* The value the job gets: the plan's (a profile, --set), else the environment's. */
 static const char *job_value(const struct ll_plan *plan, char *const *environ, const char *name)

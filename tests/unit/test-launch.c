@@ -111,6 +111,83 @@ static void test_option_names(void **state)
 	assert_null(ll_torchrun_option_find(""));
 }
 
+/* torch's and NCCL's own hang diagnostics, by the versions the plan recorded
+ * (docs/failures.md, "What torch and NCCL offer"). */
+static struct ll_plan *versions_plan(const char *torch, const char *nccl)
+{
+	struct ll_plan *p = test_plan();
+
+	ll_plan_set(p, "torch_version", torch, LL_SOURCE_LAUNCH, NULL, "r", false);
+	ll_plan_set(p, "nccl_version", nccl, LL_SOURCE_PROBE, NULL, "r", false);
+	ll_launch_plan_job(p, &job);
+	return p;
+}
+
+static void test_torch_nccl_versions(void **state)
+{
+	static char *own[] = { (char *)"TORCH_NCCL_TRACE_BUFFER_SIZE=50", NULL };
+	struct ll_launch_job theirs = job;
+	struct ll_plan *p;
+
+	(void)state;
+	/* torch 1.13: no flight recorder, nothing exported; NCCL 2.21: no RAS note. */
+	p = versions_plan("1.13.1+cu117", "2.21.5");
+	assert_null(ll_plan_get(p, "TORCH_NCCL_TRACE_BUFFER_SIZE"));
+	assert_null(ll_plan_get(p, "TORCH_NCCL_DUMP_ON_TIMEOUT"));
+	assert_null(ll_plan_get(p, "TORCH_NCCL_DEBUG_INFO_TEMP_FILE"));
+	assert_null(ll_plan_get(p, "TORCH_NCCL_ASYNC_ERROR_HANDLING"));
+	assert_null(ll_plan_get(p, "NCCL_ASYNC_ERROR_HANDLING"));
+	assert_non_null(ll_plan_get(p, "torch_flight_recorder"));
+	assert_null(ll_plan_get(p, "nccl_ras"));
+	ll_plan_free(p);
+
+	/* torch 2.6 with NCCL 2.21: the flight recorder into the job directory. */
+	p = versions_plan("2.6.0+cu124", "2.21.5");
+	assert_string_equal(ll_plan_value(p, "TORCH_NCCL_TRACE_BUFFER_SIZE"), "2000");
+	assert_string_equal(ll_plan_value(p, "TORCH_NCCL_DUMP_ON_TIMEOUT"), "1");
+	assert_string_equal(ll_plan_value(p, "TORCH_NCCL_DEBUG_INFO_TEMP_FILE"), "/tmp/llmlaunch-1/flight/rank_");
+	assert_true(ll_plan_get(p, "TORCH_NCCL_DEBUG_INFO_TEMP_FILE")->exported);
+	/* torchrun exports the error handling itself: llmlaunch does not. */
+	assert_null(ll_plan_get(p, "TORCH_NCCL_ASYNC_ERROR_HANDLING"));
+	assert_null(ll_plan_value(p, "torch_async_error_handling"));
+	assert_null(ll_plan_get(p, "torch_flight_recorder"));
+	assert_null(ll_plan_get(p, "nccl_ras"));
+	ll_plan_free(p);
+
+	/* torch 2.2: before the 2.3 the rule starts at. */
+	p = versions_plan("2.2.2", "2.19.3");
+	assert_null(ll_plan_get(p, "TORCH_NCCL_TRACE_BUFFER_SIZE"));
+	ll_plan_free(p);
+
+	/* NCCL 2.24 and later: RAS is on by its own default; a note, nothing exported. */
+	p = versions_plan("2.6.0", "2.24.3");
+	assert_string_equal(ll_plan_value(p, "nccl_ras"), "on");
+	assert_false(ll_plan_get(p, "nccl_ras")->exported);
+	assert_null(ll_plan_get(p, "NCCL_RAS_ENABLE"));
+	ll_plan_free(p);
+	p = versions_plan("2.6.0", "3.0.1");
+	assert_non_null(ll_plan_get(p, "nccl_ras"));
+	ll_plan_free(p);
+
+	/* The user's own value wins. */
+	p = test_plan();
+	ll_plan_set(p, "torch_version", "2.6.0", LL_SOURCE_LAUNCH, NULL, "r", false);
+	theirs.environ = own;
+	ll_launch_plan_job(p, &theirs);
+	assert_string_equal(ll_plan_value(p, "TORCH_NCCL_TRACE_BUFFER_SIZE"), "50");
+	assert_int_equal(ll_plan_get(p, "TORCH_NCCL_TRACE_BUFFER_SIZE")->source, LL_SOURCE_ENVIRONMENT);
+	ll_plan_free(p);
+
+	/* A CPU-only plan runs no NCCL: nothing. */
+	p = test_plan();
+	for (size_t i = 0; i < p->n_ranks; i++)
+		p->ranks[i].gpu = -1;
+	ll_plan_set(p, "torch_version", "2.6.0", LL_SOURCE_LAUNCH, NULL, "r", false);
+	ll_launch_plan_job(p, &job);
+	assert_null(ll_plan_get(p, "TORCH_NCCL_TRACE_BUFFER_SIZE"));
+	ll_plan_free(p);
+}
+
 /* Every torchrun option once, in the table's order, from the plan alone; the
  * environment the inherited one with the plan's values, the launch's last. */
 static void test_bound_launch(void **state)
@@ -820,6 +897,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_option_names),
 		cmocka_unit_test(test_bound_launch),
+		cmocka_unit_test(test_torch_nccl_versions),
 		cmocka_unit_test(test_each_option_once),
 		cmocka_unit_test(test_nccl_log),
 		cmocka_unit_test(test_unbound_and_module),
