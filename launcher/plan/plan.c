@@ -253,30 +253,35 @@ void plan_origin(struct plan_state *s, const char *name, const char *origin)
 	}
 }
 
+/* The one way a lint is added: the planner's rules and the launch's checks alike. */
+static void lint_vadd(struct ll_plan *p, enum ll_lint_level level, const char *variable, bool blocking,
+		      const char *fmt, va_list ap)
+{
+	struct ll_lint *l = ll_array_push(&p->lints, &p->n_lints, sizeof(*l));
+
+	l->message = ll_vasprintf(fmt, ap);
+	l->level = level;
+	l->variable = ll_strdup(variable);
+	l->blocking = blocking;
+}
+
 void plan_lint(struct plan_state *s, enum ll_lint_level level, const char *variable, const char *fmt, ...)
 {
-	struct ll_lint *l = ll_array_push(&s->p->lints, &s->p->n_lints, sizeof(*l));
 	va_list ap;
 
 	va_start(ap, fmt);
-	l->message = ll_vasprintf(fmt, ap);
+	lint_vadd(s->p, level, variable, false, fmt, ap);
 	va_end(ap);
-	l->level = level;
-	l->variable = ll_strdup(variable);
 }
 
 void ll_plan_lint_add(struct ll_plan *p, enum ll_lint_level level, const char *variable, bool blocking,
 		     const char *fmt, ...)
 {
-	struct ll_lint *l = ll_array_push(&p->lints, &p->n_lints, sizeof(*l));
 	va_list ap;
 
 	va_start(ap, fmt);
-	l->message = ll_vasprintf(fmt, ap);
+	lint_vadd(p, level, variable, blocking, fmt, ap);
 	va_end(ap);
-	l->level = level;
-	l->variable = ll_strdup(variable);
-	l->blocking = blocking;
 }
 
 const char *plan_environ_get(const struct ll_plan_input *in, const char *name)
