@@ -142,6 +142,15 @@ void ll_agree_node_release(struct ll_agree_node *n);
  * decision returns. */
 typedef int (*ll_summary_fetch_fn)(void *data, size_t i, const struct ll_summary **ret, struct ll_error *err);
 
+/* Who starts the nodes, so who can leave one out: a hint is said in its terms. */
+enum ll_leave_out {
+	LL_LEAVE_OUT_SRUN,          /* srun --exclude */
+	LL_LEAVE_OUT_MPIRUN,        /* mpirun's --host or --hostfile */
+	LL_LEAVE_OUT_PODS,          /* a Kubernetes job's pods (TrainJob, PyTorchJob, JobSet, LWS) */
+	LL_LEAVE_OUT_SKYPILOT,      /* a SkyPilot cluster */
+	LL_LEAVE_OUT_MANUAL,        /* whoever set MASTER_ADDR, NNODES and NODE_RANK */
+};
+
 struct ll_agree_input {
 	const struct ll_agree_node *nodes; /* in the launcher's order */
 	size_t n_nodes;
@@ -150,8 +159,8 @@ struct ll_agree_input {
 	bool routed;                /* no subnet shared: node 0's preferred address, each node's interface
 				     * the route to it (the caller asks the kernel; the proof tells);
 				     * false: that is an error, -ENETUNREACH */
-	bool not_slurm;             /* the launcher is not srun (mpirun): hints say how to leave nodes
-				     * out in its terms (ll_agree_leave_out) */
+	enum ll_leave_out leave_out; /* whose terms the hint to leave nodes out speaks
+				      * (ll_agree_leave_out) */
 	ll_summary_fetch_fn fetch;
 	void *fetch_data;
 	/* Optional: true when fetch(i) costs no message to another node. */
@@ -189,7 +198,7 @@ int ll_agree_decide(const struct ll_agree_input *in, struct ll_agree_result *ret
 
 /* How to leave nodes out of the job, in the launcher's terms: "srun --exclude=NAMES"
  * under Slurm, else "drop them from mpirun's --host or --hostfile: NAMES". Malloc'ed. */
-char *ll_agree_leave_out(bool not_slurm, const char *names);
+char *ll_agree_leave_out(enum ll_leave_out who, const char *names);
 
 /* The switch above a node in a SLURM_TOPOLOGY_ADDR ("s1.s7.n12" -> "s1.s7"); "" for none. */
 size_t ll_topology_leaf_len(const char *addr);

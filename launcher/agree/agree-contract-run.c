@@ -24,6 +24,19 @@
 #include "llmlaunch/hash.h"
 #include "llmlaunch/port.h"
 
+/* Who can leave a node out under this contract. */
+static enum ll_leave_out leave_out_terms(enum ll_contract_engine e)
+{
+	switch (e) {
+	case LL_CONTRACT_SKYPILOT:
+		return LL_LEAVE_OUT_SKYPILOT;
+	case LL_CONTRACT_MANUAL:
+		return LL_LEAVE_OUT_MANUAL;
+	default:
+		return LL_LEAVE_OUT_PODS;
+	}
+}
+
 /* What to do when a node cannot reach node 0, in the engine's own terms. */
 static const char *unreach_hint(enum ll_contract_engine e)
 {
@@ -118,14 +131,16 @@ int agree_contract_run(const struct ll_agree_options *o, const struct agree_env_
 	id = ll_asprintf("%s %s %d %ld", k->name, k->master_host, ret->master_port, k->nnodes);
 	port_why = k->port_var ? ll_asprintf("%s", k->port_var) : ll_strdup("torchrun's default");
 	{
+		struct agree_env_self me_here = *me;
 		struct agree_env_world w = {
 			.id = id, .nnodes = (size_t)k->nnodes, .rank = (size_t)k->node_rank, .names = k->node_names,
 			.port_why = port_why,
 			.port_hint = "another process on this node holds it: give the job another port (--master-port "
 				     "PORT on every node, or the engine's port variable)",
-			.unreach_hint = unreach_hint(k->engine), .me = me, .user_ifname = proof_ifname,
+			.unreach_hint = unreach_hint(k->engine), .me = &me_here, .user_ifname = proof_ifname,
 		};
 
+		me_here.leave_out = leave_out_terms(k->engine);
 		return agree_env_prove(o, &w, k->node_rank == 0 ? ret->master_addr : numeric,
 				       proof_ifname ? proof_ifname : ret->socket_ifname, t0, ret, err);
 	}

@@ -16,7 +16,7 @@ int agree_pmix_run(const struct ll_agree_pmix_args *a, struct ll_cluster *ret, s
 struct agree_env_self {
 	const struct ll_summary *summary;
 	const struct ll_agree_node *rec;
-	bool not_slurm;             /* hints in the engine's terms, not srun's */
+	enum ll_leave_out leave_out; /* hints in the engine's terms */
 };
 
 /* Slurm environment alone: node rank, count, first host, port from the job id (or

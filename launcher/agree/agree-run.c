@@ -596,7 +596,7 @@ int ll_agree(struct ll_plan *plan, const struct ll_facts *facts, const struct ll
 		/* The check without PMIx: built as for PMIx, exchanged at rank 0's check-in. */
 		_cleanup_(ll_summary_freep) struct ll_summary *self = NULL;
 		struct ll_agree_node rec = { 0 };
-		struct agree_env_self me = { .not_slurm = backend == LL_AGREE_CONTRACT };
+		struct agree_env_self me = { .leave_out = LL_LEAVE_OUT_SRUN }; /* a contract says its own */
 
 		/* Only `run` exchanges (env and explain would wait for every node). */
 		if (o->prove && facts) {

@@ -191,7 +191,7 @@ static int decide_on_node0(const struct ll_agree_options *o, const struct agree_
 	struct ll_agree_result res = { 0 };
 	struct ll_agree_input in = {
 		.n_nodes = w->nnodes, .self = w->rank, .strict = o->strict, .routed = true,
-		.not_slurm = w->me->not_slurm, .fetch = gathered_fetch, .have = gathered_have, .fetch_data = &g,
+		.leave_out = w->me->leave_out, .fetch = gathered_fetch, .have = gathered_have, .fetch_data = &g,
 	};
 	struct ll_rdzv_decision d = { 0 };
 	struct ll_agree_node self = *w->me->rec;

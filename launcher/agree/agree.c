@@ -23,10 +23,22 @@ const char *ll_agree_backend_name(enum ll_agree_backend b)
 	return (unsigned)b < LL_ARRAY_SIZE(names) ? names[b] : "?";
 }
 
-char *ll_agree_leave_out(bool not_slurm, const char *names)
+char *ll_agree_leave_out(enum ll_leave_out who, const char *names)
 {
-	return not_slurm ? ll_asprintf("drop them from mpirun's --host or --hostfile: %s", names)
-			 : ll_asprintf("srun --exclude=%s", names);
+	switch (who) {
+	case LL_LEAVE_OUT_MPIRUN:
+		return ll_asprintf("drop them from mpirun's --host or --hostfile: %s", names);
+	case LL_LEAVE_OUT_PODS:
+		return ll_asprintf("cordon their Kubernetes nodes and delete the job's pods so that they are "
+				   "scheduled elsewhere: %s", names);
+	case LL_LEAVE_OUT_SKYPILOT:
+		return ll_asprintf("relaunch the SkyPilot cluster on other nodes (sky down, then sky launch): %s", names);
+	case LL_LEAVE_OUT_MANUAL:
+		return ll_asprintf("start the job without them, with NNODES and NODE_RANK set again: %s", names);
+	case LL_LEAVE_OUT_SRUN:
+		break;
+	}
+	return ll_asprintf("srun --exclude=%s", names);
 }
 
 void ll_agree_result_release(struct ll_agree_result *r)
@@ -518,8 +530,9 @@ static int check_homogeneity(const struct ll_agree_input *in, struct fetcher *f,
 			}
 		r = ll_error_set(err, -EPROTO, "%s", b.s);
 		{
-			_cleanup_free_ char *how = in->not_slurm ? ll_agree_leave_out(true, names.s)
-								 : ll_asprintf("srun --exclude=...: %s", names.s);
+			_cleanup_free_ char *how = in->leave_out != LL_LEAVE_OUT_SRUN
+							   ? ll_agree_leave_out(in->leave_out, names.s)
+							   : ll_asprintf("srun --exclude=...: %s", names.s);
 
 			ll_error_hint(err, "fix those nodes or leave them out (%s); nothing was started", how);
 		}

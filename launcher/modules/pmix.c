@@ -472,7 +472,8 @@ static void share_failures(struct pmix_state *st, const struct ll_rdzv_outcome *
 	if (n > UNREACH_SHOWN)
 		ll_buf_addf(&msg, "; and %zu more nodes cannot reach it", n - UNREACH_SHOWN);
 	if (n > 0) {
-		_cleanup_free_ char *how = ll_agree_leave_out(st->not_slurm, who.s);
+		_cleanup_free_ char *how =
+			ll_agree_leave_out(st->not_slurm ? LL_LEAVE_OUT_MPIRUN : LL_LEAVE_OUT_SRUN, who.s);
 
 		ll_error_set(err, -EHOSTUNREACH, "%s", msg.s);
 		ll_error_hint(err,
@@ -670,7 +671,7 @@ static int decide(struct pmix_state *st, const struct ll_agree_pmix_args *a, con
 	struct ll_agree_result res = { 0 };
 	struct ll_agree_input in = {
 		.nodes = st->nodes, .n_nodes = st->size, .self = st->me.rank, .strict = st->o->strict,
-		.not_slurm = a->not_slurm, .routed = true,
+		.leave_out = a->not_slurm ? LL_LEAVE_OUT_MPIRUN : LL_LEAVE_OUT_SRUN, .routed = true,
 		.fetch = fetch_summary, .have = have_summary, .fetch_data = st,
 	};
 	int r = ll_agree_decide(&in, &res, err);

@@ -338,13 +338,29 @@ static void test_fewer_gpus_is_hard(void **state)
 	/* Under mpirun the hint is in mpirun's terms, not srun's. */
 	{
 		struct ll_agree_input in = {
-			.nodes = c->nodes, .n_nodes = c->n, .self = 1, .not_slurm = true, .fetch = fetch, .fetch_data = c,
+			.nodes = c->nodes, .n_nodes = c->n, .self = 1, .leave_out = LL_LEAVE_OUT_MPIRUN, .fetch = fetch, .fetch_data = c,
 		};
 
 		memset(&res, 0, sizeof(res));
 		assert_int_equal(ll_agree_decide(&in, &res, &err), -EPROTO);
 		assert_string_equal(err.hint, "fix those nodes or leave them out (drop them from mpirun's --host or "
 					      "--hostfile: gpu00003); nothing was started");
+		ll_error_clear(&err);
+		ll_agree_result_release(&res);
+	}
+	/* Under a Kubernetes job's contract, in the pods' terms: neither srun nor mpirun
+	 * started them. */
+	{
+		struct ll_agree_input in = {
+			.nodes = c->nodes, .n_nodes = c->n, .self = 2, .leave_out = LL_LEAVE_OUT_PODS, .fetch = fetch,
+			.fetch_data = c,
+		};
+
+		memset(&res, 0, sizeof(res));
+		assert_int_equal(ll_agree_decide(&in, &res, &err), -EPROTO);
+		assert_string_equal(err.hint, "fix those nodes or leave them out (cordon their Kubernetes nodes and "
+					      "delete the job's pods so that they are scheduled elsewhere: gpu00003); "
+					      "nothing was started");
 		ll_error_clear(&err);
 		ll_agree_result_release(&res);
 	}
