@@ -293,7 +293,7 @@ void ll_launch_plan_job(struct ll_plan *plan, const struct ll_launch_job *job)
 int ll_launch_plan_bootstrap(struct ll_plan *plan, const struct ll_torch_facts *torch, const char *not_asked,
 			     char *const *environ, struct ll_error *err)
 {
-	const struct ll_setting *old = ll_plan_get(plan, LL_BOOTSTRAP_ENV);
+	const struct ll_setting *old;
 	const char *env = environ ? ll_env_get(environ, LL_BOOTSTRAP_ENV) : NULL;
 	const char *version = torch && torch->version ? torch->version : "(unknown version)";
 	_cleanup_free_ char *why = NULL;
@@ -301,6 +301,8 @@ int ll_launch_plan_bootstrap(struct ll_plan *plan, const struct ll_torch_facts *
 	if (torch && torch->version)
 		put(plan, "torch_version", torch->version, false,
 		    "the job's torch: the version rules of the workers' NCCL settings (docs/failures.md)");
+	/* Looked up after the put: adding a setting may move the plan's array. */
+	old = ll_plan_get(plan, LL_BOOTSTRAP_ENV);
 	if (old && old->source > LL_SOURCE_LAUNCH)
 		return 0;
 	if (env) {
