@@ -226,18 +226,17 @@ static void plan_torch_nccl(struct ll_plan *plan, const struct ll_launch_job *jo
 
 	if (!plan_uses_gpus(plan) || code < 0)
 		return;
-	/* torchrun's LocalElasticAgent already exports TORCH_NCCL_ASYNC_ERROR_HANDLING=1
-	 * (NCCL_ASYNC_ERROR_HANDLING=1 before torch 2.2) to every worker unless set, and
-	 * ProcessGroupNCCL's own default is 3 (SkipCleanUp) since 2.2: setting it changes
-	 * nothing, so the plan only says so. */
-	put(plan, "torch_async_error_handling", NULL, false,
-	    code >= TORCH_NCCL_RENAMED
-		    ? "not set: torchrun exports TORCH_NCCL_ASYNC_ERROR_HANDLING=1 to its workers unless set "
-		      "(torch/distributed/elastic/agent/server/local_elastic_agent.py)"
-		    : "not set: torchrun exports NCCL_ASYNC_ERROR_HANDLING=1 to its workers unless set "
-		      "(torch/distributed/elastic/agent/server/local_elastic_agent.py)");
 	if (code >= TORCH_FLIGHT_RECORDER && job->dir) {
 		prefix = ll_asprintf("%s/" LL_FLIGHT_DIR "/rank_", job->dir);
+		/* torchrun's LocalElasticAgent exports TORCH_NCCL_ASYNC_ERROR_HANDLING=1 to
+		 * every worker unless set (local_elastic_agent.py). Under 1 the watchdog
+		 * aborts the communicator as it starts the dump, and the dump is lost
+		 * (pytorch/pytorch#121055, and the test fix of #137375); 3 (SkipCleanUp,
+		 * ProcessGroupNCCL's own default since 2.2) still ends the process on a
+		 * timeout or an NCCL error, after the dump. */
+		flight_put(plan, job->environ, "TORCH_NCCL_ASYNC_ERROR_HANDLING", "3",
+			   "3 (SkipCleanUp): a rank whose collective times out or fails still ends, but only after its "
+			   "flight recorder is written; torchrun's own 1 aborts NCCL first and loses the dump");
 		flight_put(plan, job->environ, "TORCH_NCCL_TRACE_BUFFER_SIZE", FLIGHT_BUFFER,
 			   "torch's flight recorder keeps each rank's last 2000 collectives (0, off, by default)");
 		flight_put(plan, job->environ, "TORCH_NCCL_DUMP_ON_TIMEOUT", "1",
@@ -249,6 +248,12 @@ static void plan_torch_nccl(struct ll_plan *plan, const struct ll_launch_job *jo
 				  "TORCH_NCCL_DUMP_ON_TIMEOUT) are set from torch 2.3",
 				  version);
 		put(plan, "torch_flight_recorder", NULL, false, why);
+		put(plan, "torch_async_error_handling", NULL, false,
+		    code >= TORCH_NCCL_RENAMED
+			    ? "not set: torchrun exports TORCH_NCCL_ASYNC_ERROR_HANDLING=1 to its workers unless set "
+			      "(torch/distributed/elastic/agent/server/local_elastic_agent.py)"
+			    : "not set: torchrun exports NCCL_ASYNC_ERROR_HANDLING=1 to its workers unless set "
+			      "(torch/distributed/elastic/agent/server/local_elastic_agent.py)");
 	}
 	/* NCCL's RAS thread (NCCL_RAS_ENABLE) runs by default from NCCL 2.24 (release
 	 * notes 2.24.3): `ncclras` asks it about a hung job. Nothing to set. */

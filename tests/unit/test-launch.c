@@ -125,7 +125,8 @@ static struct ll_plan *versions_plan(const char *torch, const char *nccl)
 
 static void test_torch_nccl_versions(void **state)
 {
-	static char *own[] = { (char *)"TORCH_NCCL_TRACE_BUFFER_SIZE=50", NULL };
+	static char *own[] = { (char *)"TORCH_NCCL_TRACE_BUFFER_SIZE=50", (char *)"TORCH_NCCL_ASYNC_ERROR_HANDLING=1",
+			       NULL };
 	struct ll_launch_job theirs = job;
 	struct ll_plan *p;
 
@@ -147,9 +148,10 @@ static void test_torch_nccl_versions(void **state)
 	assert_string_equal(ll_plan_value(p, "TORCH_NCCL_DUMP_ON_TIMEOUT"), "1");
 	assert_string_equal(ll_plan_value(p, "TORCH_NCCL_DEBUG_INFO_TEMP_FILE"), "/tmp/llmlaunch-1/flight/rank_");
 	assert_true(ll_plan_get(p, "TORCH_NCCL_DEBUG_INFO_TEMP_FILE")->exported);
-	/* torchrun exports the error handling itself: llmlaunch does not. */
-	assert_null(ll_plan_get(p, "TORCH_NCCL_ASYNC_ERROR_HANDLING"));
-	assert_null(ll_plan_value(p, "torch_async_error_handling"));
+	/* torchrun's own 1 would abort NCCL before the dump is written: 3 with the recorder. */
+	assert_string_equal(ll_plan_value(p, "TORCH_NCCL_ASYNC_ERROR_HANDLING"), "3");
+	assert_true(ll_plan_get(p, "TORCH_NCCL_ASYNC_ERROR_HANDLING")->exported);
+	assert_null(ll_plan_get(p, "torch_async_error_handling"));
 	assert_null(ll_plan_get(p, "torch_flight_recorder"));
 	assert_null(ll_plan_get(p, "nccl_ras"));
 	ll_plan_free(p);
@@ -157,6 +159,8 @@ static void test_torch_nccl_versions(void **state)
 	/* torch 2.2: before the 2.3 the rule starts at. */
 	p = versions_plan("2.2.2", "2.19.3");
 	assert_null(ll_plan_get(p, "TORCH_NCCL_TRACE_BUFFER_SIZE"));
+	assert_null(ll_plan_get(p, "TORCH_NCCL_ASYNC_ERROR_HANDLING"));
+	assert_non_null(ll_plan_get(p, "torch_async_error_handling"));
 	ll_plan_free(p);
 
 	/* NCCL 2.24 and later: RAS is on by its own default; a note, nothing exported. */
@@ -176,6 +180,7 @@ static void test_torch_nccl_versions(void **state)
 	ll_launch_plan_job(p, &theirs);
 	assert_string_equal(ll_plan_value(p, "TORCH_NCCL_TRACE_BUFFER_SIZE"), "50");
 	assert_int_equal(ll_plan_get(p, "TORCH_NCCL_TRACE_BUFFER_SIZE")->source, LL_SOURCE_ENVIRONMENT);
+	assert_string_equal(ll_plan_value(p, "TORCH_NCCL_ASYNC_ERROR_HANDLING"), "1");
 	ll_plan_free(p);
 
 	/* A CPU-only plan runs no NCCL: nothing. */
