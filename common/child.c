@@ -72,7 +72,13 @@ pid_t ll_spawn(char *const argv[], const struct ll_spawn_options *o, struct ll_e
 		}
 		if (o->new_group)
 			setpgid(0, 0);
-		child_stdio(o->stdio);
+		if (o->output_fd > STDERR_FILENO) {
+			child_stdio(LL_STDIO_NO_STDOUT);
+			dup2(o->output_fd, STDOUT_FILENO);
+			dup2(o->output_fd, STDERR_FILENO);
+		} else {
+			child_stdio(o->stdio);
+		}
 		if (o->mask)
 			sigprocmask(SIG_SETMASK, o->mask, NULL);
 		if (o->envp)

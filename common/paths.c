@@ -1,7 +1,9 @@
 #include "llmlaunch/paths.h"
 
 #include <limits.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "llmlaunch/version.h"
@@ -63,4 +65,34 @@ char *ll_installed_python_file(const char *name)
 	if (!dir)
 		return NULL;
 	return ll_asprintf("%s/%s/%s", dir, LLMLAUNCH_BIN_TO_PYTHON_DIR, name);
+}
+
+static bool is_program(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
+}
+
+char *ll_find_program(const char *name)
+{
+	const char *path;
+
+	if (strchr(name, '/'))
+		return is_program(name) ? ll_strdup(name) : NULL;
+	path = getenv("PATH");
+	if (!path || !*path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	for (const char *p = path;;) {
+		const char *colon = strchr(p, ':');
+		size_t n = colon ? (size_t)(colon - p) : strlen(p);
+		char *cand = ll_asprintf("%.*s%s%s", (int)n, p, n ? "/" : "", name);
+
+		if (is_program(cand))
+			return cand;
+		free(cand);
+		if (!colon)
+			return NULL;
+		p = colon + 1;
+	}
 }

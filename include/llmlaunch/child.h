@@ -26,6 +26,7 @@ struct ll_spawn_options {
 	bool new_group;             /* the child leads a process group of its own */
 	bool die_with_parent;       /* PR_SET_PDEATHSIG: killed when llmlaunch dies */
 	const sigset_t *mask;       /* signal mask for the child; NULL: the caller's */
+	int output_fd;              /* > 2: stdout and stderr on it, stdin on /dev/null (stdio ignored) */
 };
 
 /* fork + exec argv[0] (a path: no PATH search). An exec failure is reported

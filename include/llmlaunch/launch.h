@@ -241,6 +241,22 @@ char *ll_stack_where(const char *text);
  * number of ranks outside the majority. */
 size_t ll_stacks_group(const struct ll_rank_stack *v, size_t n, char **ret_text);
 
+/* ---- native stacks of a hung job (stacks-native.c) ------------------------- */
+
+/* The first of py-spy and gdb found in $PATH (its path in *ret_path, malloc'ed), or
+ * NULL with none. */
+const char *ll_native_stack_tool(char **ret_path);
+struct ll_native_target {
+	int rank;
+	pid_t pid;
+};
+/* Every target's native stack into DIR/rank-R.native.txt, the dumps taken at once and
+ * all ended by timeout_s (a dump that outlives it is killed, and every target is
+ * sent SIGCONT, so a process a killed debugger left stopped goes on). *ret_tool: the tool used, NULL when none is installed. Returns the number
+ * of dumps that ended well. */
+size_t ll_native_stacks(const struct ll_native_target *t, size_t n, const char *dir, double timeout_s,
+			const char **ret_tool);
+
 /* ---- the job directory (jobdir.c) ------------------------------------------ */
 
 /* The lock file a running launch holds (flock) inside its job directory. */

@@ -22,4 +22,9 @@ char *ll_installed_profile_dir(void);
  * tree's python/NAME from a build tree, else BINDIR/../share/llmlaunch/python/NAME. */
 char *ll_installed_python_file(const char *name);
 
+/* `name` as execvp() would find it: itself when it holds a '/', else the first
+ * executable regular file of that name in $PATH (/usr/local/bin:/usr/bin:/bin when
+ * unset). Malloc'ed, NULL when there is none. */
+char *ll_find_program(const char *name);
+
 #endif

@@ -73,33 +73,14 @@ char *run_self_exe(struct ll_error *err)
 
 int run_find_program(const char *name, char **ret, struct ll_error *err)
 {
-	const char *path;
-
-	if (strchr(name, '/')) {
-		if (access(name, X_OK) < 0)
-			return ll_error_set(err, -errno, "cannot run interpreter '%s': %s", name, strerror(errno));
-		*ret = ll_strdup(name);
-		return 0;
-	}
-	path = getenv("PATH");
-	if (!path || !*path)
-		path = "/usr/local/bin:/usr/bin:/bin";
-	for (const char *p = path;;) {
-		const char *colon = strchr(p, ':');
-		size_t n = colon ? (size_t)(colon - p) : strlen(p);
-		char *cand = ll_asprintf("%.*s%s%s", (int)n, p, n ? "/" : "", name);
-		struct stat st;
-
-		if (stat(cand, &st) == 0 && S_ISREG(st.st_mode) && access(cand, X_OK) == 0) {
-			*ret = cand;
-			return 0;
-		}
-		free(cand);
-		if (!colon)
-			break;
-		p = colon + 1;
-	}
-	return ll_error_set(err, -ENOENT, "cannot find interpreter '%s' in PATH", name);
+	if (strchr(name, '/') && access(name, X_OK) < 0)
+		return ll_error_set(err, -errno, "cannot run interpreter '%s': %s", name, strerror(errno));
+	*ret = ll_find_program(name);
+	if (!*ret)
+		return ll_error_set(err, -ENOENT, strchr(name, '/') ? "cannot run interpreter '%s': not a file"
+								   : "cannot find interpreter '%s' in PATH",
+				    name);
+	return 0;
 }
 
 #define TORCH_CHECK_CODE "import importlib.util,sys; sys.exit(importlib.util.find_spec('torch') is None)"

@@ -123,6 +123,8 @@ static int failure_watch(struct run_job *job)
  * write their stacks once asked. */
 #define HANG_CHECK_INTERVAL_S 0.5
 #define STACKS_WAIT_S 3.0
+/* gdb takes about 4 s on a rank with torch loaded (2 cores); all ranks at once. */
+#define NATIVE_STACKS_WAIT_S 10.0
 
 static double real_now(void)
 {
@@ -238,6 +240,24 @@ static char *collect_stacks(const struct run_job *job, const struct rank_worker 
 	return text;
 }
 
+/* The ranks' native frames, where py-spy or gdb is installed: what a rank blocked in
+ * C++ (NCCL, the store, CUDA) waits on below its Python frame. Said in the verdict. */
+static char *native_stacks(const struct run_job *job, const struct rank_worker *w, size_t n)
+{
+	struct ll_native_target *t = ll_calloc(n ? n : 1, sizeof(*t));
+	const char *tool;
+	size_t got, asked = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (w[i].rank >= 0)
+			t[asked++] = (struct ll_native_target){ .rank = w[i].rank, .pid = w[i].pid };
+	got = ll_native_stacks(t, asked, job->stacks_dir, NATIVE_STACKS_WAIT_S, &tool);
+	free(t);
+	if (!tool)
+		return ll_strdup(" (no native frames: neither py-spy nor gdb is installed)");
+	return ll_asprintf(" (native frames from %s: %zu of %zu ranks in rank-R.native.txt)", tool, got, asked);
+}
+
 static int rank_cmp(const void *a, const void *b)
 {
 	return ((const struct rank_worker *)a)->rank - ((const struct rank_worker *)b)->rank;
@@ -249,7 +269,7 @@ static int hang_watch(struct run_job *job)
 	size_t n;
 	double last, now = ll_now_s(), silent;
 	bool printed;
-	_cleanup_free_ char *where = NULL, *verdict = NULL, *path = NULL, *line = NULL;
+	_cleanup_free_ char *where = NULL, *native = NULL, *verdict = NULL, *path = NULL, *line = NULL;
 
 	if (job->hang_timeout_s <= 0 || job->hang_stop || now < job->next_hang_check)
 		return LL_WATCH_GO_ON;
@@ -264,9 +284,10 @@ static int hang_watch(struct run_job *job)
 	}
 	qsort(w, n, sizeof(*w), rank_cmp);
 	where = collect_stacks(job, w, n);
+	native = native_stacks(job, w, n);
 	free(w);
-	verdict = ll_asprintf("the job hangs: no rank has printed anything for %.0f s; %s; every rank's stack is in %s",
-			      silent, where, job->stacks_dir);
+	verdict = ll_asprintf("the job hangs: no rank has printed anything for %.0f s; %s; every rank's stack is in %s%s",
+			      silent, where, job->stacks_dir, native);
 	ll_errorf("%s", verdict);
 	path = ll_asprintf("%s/verdict", job->path);
 	line = ll_asprintf("%s\n", verdict);

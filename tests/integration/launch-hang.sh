@@ -1,7 +1,7 @@
 # --hang-timeout: a rank that sleeps between two all-reduces hangs the job (its peer
 # waits in the second all-reduce); llmlaunch takes every rank's Python stack through
-# the bootstrap's stacks feature, names the sleeping rank and its time.sleep frame,
-# and stops the job. --on-hang dump takes the stacks and lets the job run. A job that
+# the bootstrap's stacks feature (and native ones through gdb or py-spy), names the
+# sleeping rank and its time.sleep frame, and stops the job. --on-hang dump takes the stacks and lets the job run. A job that
 # prints every second is never stopped by a shorter timeout.
 . "$(dirname "$0")/launch-common.bash"
 require_torch
@@ -30,6 +30,22 @@ t0=$(grep -o 'failure-worker rank=1 t=[0-9.]*' "$WORK/out.stop" | sed 's/.*t=//'
 dir=$(sed -n "s/^llmlaunch: the job's record is kept in '\([^']*\)'.*/\1/p" "$WORK/err.stop")
 [ -s "$dir/stacks/rank-0.txt" ] && [ -s "$dir/stacks/rank-1.txt" ] || fail "stop: the stacks were not kept"
 grep -q 'line [0-9]* in main' "$dir/stacks/rank-1.txt" || fail "stop: rank 1's stack has no frame of the script"
+# Native frames where py-spy or gdb is installed (gdb is in the test packages): rank 1
+# sleeps in the C library, rank 0 waits below its all_reduce.
+if command -v py-spy >/dev/null || command -v gdb >/dev/null; then
+	case $verdict in
+	*"(native frames from "*": 2 of 2 ranks in rank-R.native.txt)") ;;
+	*) fail "stop: the verdict does not count the native stacks: $verdict" ;;
+	esac
+	grep -qE 'nanosleep|select' "$dir/stacks/rank-1.native.txt" ||
+		fail "stop: rank 1's native stack has no sleep: $(head -c 2000 "$dir/stacks/rank-1.native.txt")"
+	grep -qE '^#1 |Thread ' "$dir/stacks/rank-0.native.txt" || fail "stop: rank 0's native stack is empty"
+else
+	case $verdict in
+	*"(no native frames: neither py-spy nor gdb is installed)") ;;
+	*) fail "stop: without py-spy or gdb the verdict should say so: $verdict" ;;
+	esac
+fi
 echo "stop: llmlaunch ended $(awk -v a="$t0" -v b="$end" 'BEGIN { printf "%.1f", b - a }') s after rank 1's last line (timeout 4 s)"
 rm -rf "$dir"
 
