@@ -3,7 +3,9 @@
  * whole CLI surface, and each command lives in launcher/cli/cmd-NAME.c. */
 #include <errno.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "llmlaunch/cli.h"
 #include "llmlaunch/version.h"
@@ -36,6 +38,47 @@ static void ctx_release(struct ll_ctx *ctx)
 	free(ctx->profiles);
 }
 
+/* The first error a write to standard output met. stdio keeps only "an error was
+ * seen": when a write fails inside printf (past the stream's buffer, 4 KB on
+ * /dev/full) and the final flush has nothing left to write, errno no longer says why. */
+static int stdout_errno;
+
+static ssize_t stdout_write(void *cookie, const char *buf, size_t n)
+{
+	size_t done = 0;
+
+	(void)cookie;
+	while (done < n) {
+		ssize_t w = write(STDOUT_FILENO, buf + done, n - done);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			if (!stdout_errno)
+				stdout_errno = w < 0 ? errno : EIO;
+			break; /* a short count: stdio marks the stream failed */
+		}
+		done += (size_t)w;
+	}
+	return (ssize_t)done;
+}
+
+/* Standard output as a stream over fd 1 that remembers why a write failed, buffered
+ * as stdio buffers it (by line on a terminal, in blocks otherwise). Without memory
+ * for it stdout stays as it is (a lost cause reads as EIO). */
+static void stdout_keep_errors(void)
+{
+	FILE *f = fopencookie(NULL, "w", (cookie_io_functions_t){ .write = stdout_write });
+
+	if (!f)
+		return;
+	if (setvbuf(f, NULL, isatty(STDOUT_FILENO) ? _IOLBF : _IOFBF, BUFSIZ) != 0) {
+		fclose(f);
+		return;
+	}
+	stdout = f;
+}
+
 /* A command's result as the process's exit status. Standard output is checked here,
  * once for every command: data that did not reach it (a full disk, a closed pipe,
  * `--help >/dev/full`) is a failure with one message, whatever the command did. */
@@ -43,9 +86,8 @@ static int exit_status(int r)
 {
 	int status = r < 0 ? LL_EXIT_FAILURE : r;
 
-	errno = 0;
 	if (fflush(stdout) != 0 || ferror(stdout)) {
-		ll_errorf("cannot write to standard output: %s", strerror(errno ? errno : EIO));
+		ll_errorf("cannot write to standard output: %s", strerror(stdout_errno ? stdout_errno : EIO));
 		if (status == LL_EXIT_OK)
 			status = LL_EXIT_FAILURE;
 	}
@@ -58,6 +100,7 @@ int main(int argc, char **argv)
 	const struct ll_command *cmd;
 	int r;
 
+	stdout_keep_errors();
 	if (argc < 2) {
 		usage(stderr);
 		return LL_EXIT_USAGE;

@@ -24,13 +24,27 @@
 #define TORCH_ASK_TIMEOUT_S 120.0
 #define TORCH_CACHE_FORMAT "llmlaunch-torch 1"
 
-/* One answer line each: "dir D", "version V", then "libuv WORD" or "error TEXT". */
+/* The answer for an interpreter without torch: a definite one, kept like a version. */
+#define NO_TORCH "torch is not importable"
+
+/* One answer line each: "dir D", "version V", then "libuv WORD" or "error TEXT"; with
+ * torch not importable, "path P" for each directory an installed torch would appear
+ * in (the search path, '' as '.', and the site directories that may not exist yet). */
 static const char ask_code[] =
 	"import importlib.util, os, re, sys\n"
+	"NO_TORCH = '" NO_TORCH "'\n"
 	"def say(*a): print(*a, flush=True)\n"
 	"s = importlib.util.find_spec('torch')\n"
 	"if s is None or not s.submodule_search_locations:\n"
-	"    say('error torch is not importable'); sys.exit(0)\n"
+	"    say('error', NO_TORCH)\n"
+	"    import site\n"
+	"    user = [site.getusersitepackages()] if site.ENABLE_USER_SITE else []\n"
+	"    seen = set()\n"
+	"    for p in sys.path + list(getattr(site, 'getsitepackages', list)()) + user:\n"
+	"        p = p or '.'\n"
+	"        if p not in seen and '\\n' not in p:\n"
+	"            seen.add(p); say('path', p)\n"
+	"    sys.exit(0)\n"
 	"d = list(s.submodule_search_locations)[0]\n"
 	"say('dir', d)\n"
 	"try:\n"
@@ -72,6 +86,7 @@ void ll_torch_facts_release(struct ll_torch_facts *t)
 	free(t->dir);
 	free(t->error);
 	free(t->cache_status);
+	ll_strv_free(t->path, t->n_path);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -113,6 +128,10 @@ int ll_torch_facts_parse(const char *text, struct ll_torch_facts *ret)
 			set_str(&t.version, val, vlen);
 		} else if (key == 5 && strncmp(p, "error", 5) == 0) {
 			set_str(&t.error, val, vlen);
+		} else if (key == 4 && strncmp(p, "path", 4) == 0 && vlen) {
+			char **slot = ll_array_push(&t.path, &t.n_path, sizeof(*t.path));
+
+			*slot = ll_strndup(val, vlen);
 		} else if (key == 5 && strncmp(p, "libuv", 5) == 0) {
 			size_t i;
 
@@ -198,6 +217,42 @@ static char *torch_stamp(const char *dir)
 			   st.st_ctim.tv_nsec);
 }
 
+/* Where python looked for torch and did not find it, as those directories are now:
+ * installing torch (or a .pth file) adds an entry to one of them, or makes a site
+ * directory that did not exist. A relative entry ('.': the working directory, as in
+ * the job's own sys.path[0]) is read from ours. */
+static char *search_stamp(char *const *path, size_t n)
+{
+	uint64_t h = LL_HASH_INIT;
+
+	for (size_t i = 0; i < n; i++) {
+		_cleanup_free_ char *one = NULL;
+		struct stat st;
+
+		if (stat(path[i], &st) < 0)
+			one = ll_asprintf("%s -", path[i]);
+		else
+			one = ll_asprintf("%s %llu %lld.%09ld", path[i], (unsigned long long)st.st_ino,
+					  (long long)st.st_ctim.tv_sec, st.st_ctim.tv_nsec);
+		h = ll_hash_add_part(h, one);
+	}
+	return ll_asprintf("search %016llx", (unsigned long long)h);
+}
+
+/* A definite "no torch": the interpreter ran to its end and said so, with where it
+ * looked. A failure to ask (no answer, a crash, a timeout) is not one. */
+static bool no_torch_answer(const struct ll_torch_facts *t, int status)
+{
+	return status == 0 && t->libuv == LL_TORCH_LIBUV_UNKNOWN && !t->dir && t->error &&
+	       strcmp(t->error, NO_TORCH) == 0 && t->n_path > 0;
+}
+
+/* What a kept answer is checked against on every read. */
+static char *answer_stamp(const struct ll_torch_facts *t)
+{
+	return t->libuv == LL_TORCH_LIBUV_UNKNOWN ? search_stamp(t->path, t->n_path) : torch_stamp(t->dir);
+}
+
 /* The cached answer when its key and torch's stamp still hold. */
 static int cache_lookup(const char *path, const char *key, struct ll_torch_facts *ret)
 {
@@ -218,9 +273,11 @@ static int cache_lookup(const char *path, const char *key, struct ll_torch_facts
 		return -ESTALE;
 	stamp = ll_strndup(stamp_line + 6, (size_t)(answer - stamp_line - 6));
 	r = ll_torch_facts_parse(answer + 1, ret);
-	if (r < 0)
+	if (r < 0 || (ret->libuv == LL_TORCH_LIBUV_UNKNOWN && !no_torch_answer(ret, 0))) {
+		ll_torch_facts_release(ret);
 		return -ESTALE;
-	now = torch_stamp(ret->dir);
+	}
+	now = answer_stamp(ret);
 	if (strcmp(now, stamp) != 0) {
 		ll_torch_facts_release(ret);
 		return -ESTALE;
@@ -264,15 +321,27 @@ void ll_torch_probe(const char *python, char *const *envp, bool no_cache, struct
 				    : ll_asprintf("'%s' gave no answer", python);
 	}
 	ll_error_clear(&err);
-	/* Only a whole answer is kept: a failure may be passing (a timeout under load). */
-	if (path && ret->libuv != LL_TORCH_LIBUV_UNKNOWN) {
-		_cleanup_free_ char *stamp = torch_stamp(ret->dir);
-		_cleanup_free_ char *text = ll_asprintf(TORCH_CACHE_FORMAT "\n%s\nstamp %s\n%s%s%s%s%s%slibuv %s\n", key,
-							stamp, ret->dir ? "dir " : "", ret->dir ? ret->dir : "",
-							ret->dir ? "\n" : "", ret->version ? "version " : "",
-							ret->version ? ret->version : "", ret->version ? "\n" : "",
-							ll_torch_libuv_name(ret->libuv));
+	/* Only a whole answer is kept, "no torch" included (or every dry run with an
+	 * interpreter without torch pays for python's start): a failure to ask may be
+	 * passing (a timeout under load). */
+	if (path && r >= 0 && (ret->libuv != LL_TORCH_LIBUV_UNKNOWN || no_torch_answer(ret, status))) {
+		_cleanup_free_ char *stamp = answer_stamp(ret);
+		_cleanup_free_ char *text = NULL;
 
+		if (ret->libuv != LL_TORCH_LIBUV_UNKNOWN) {
+			text = ll_asprintf(TORCH_CACHE_FORMAT "\n%s\nstamp %s\n%s%s%s%s%s%slibuv %s\n", key, stamp,
+					   ret->dir ? "dir " : "", ret->dir ? ret->dir : "", ret->dir ? "\n" : "",
+					   ret->version ? "version " : "", ret->version ? ret->version : "",
+					   ret->version ? "\n" : "", ll_torch_libuv_name(ret->libuv));
+		} else {
+			text = ll_asprintf(TORCH_CACHE_FORMAT "\n%s\nstamp %s\nerror " NO_TORCH "\n", key, stamp);
+			for (size_t i = 0; i < ret->n_path; i++) {
+				char *more = ll_asprintf("%spath %s\n", text, ret->path[i]);
+
+				free(text);
+				text = more;
+			}
+		}
 		r = ll_file_replace(path, text, strlen(text), 0600);
 		ret->cache_status = r < 0 ? ll_asprintf("%s; not written: %s", miss, strerror(-r))
 					  : ll_asprintf("%s; written '%s'", miss, path);

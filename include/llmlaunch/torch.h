@@ -2,7 +2,8 @@
  * version and directory, and whether its TCPStore can start as torch asks it to by
  * default. Asked once per interpreter and boot: the answer is cached beside the
  * probe's (the per-boot cache directory) and checked against torch's files on every
- * read, so a reinstalled torch is asked again. */
+ * read, so a reinstalled torch is asked again; "torch is not importable" is kept too,
+ * checked against the directories python looked in, so an installed torch is seen. */
 #ifndef LLMLAUNCH_TORCH_H
 #define LLMLAUNCH_TORCH_H
 
@@ -24,6 +25,8 @@ struct ll_torch_facts {
 	char *dir;                  /* the torch package's directory */
 	enum ll_torch_libuv libuv;
 	char *error;                /* why there is no answer (libuv unknown) */
+	char **path;                /* where torch was looked for, when it is not importable */
+	size_t n_path;
 	char *cache_status;         /* "hit 'PATH'", "miss (why); written 'PATH'", "off (why)" */
 };
 void ll_torch_facts_release(struct ll_torch_facts *t);
@@ -32,8 +35,8 @@ void ll_torch_facts_release(struct ll_torch_facts *t);
  * scale of ll_torchrun_option.since; -1 when it is not one. */
 int ll_torch_version_code(const char *version);
 
-/* Read the asking script's answer ("dir D", "version V", "libuv WORD", "error TEXT"
- * lines) into *ret (released first). -EBADMSG for a line it does not know. */
+/* Read the asking script's answer ("dir D", "version V", "libuv WORD", "error TEXT",
+ * "path P" lines) into *ret (released first). -EBADMSG for a line it does not know. */
 int ll_torch_facts_parse(const char *text, struct ll_torch_facts *ret);
 
 /* Ask `python` (an absolute path), run with envp (NULL: ours), about its torch, or

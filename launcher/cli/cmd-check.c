@@ -121,7 +121,7 @@ int cmd_check(int argc, char **argv, struct ll_ctx *ctx)
 	if (r >= 0)
 		r = run_check_torch(python, 0, &err);
 	if (r >= 0)
-		r = run_plan_bootstrap(plan, python, ctx, &err);
+		r = run_plan_bootstrap(plan, python, ctx, true, &err);
 	if (r >= 0) {
 		/* As a launch: every node proves it reaches the master before anything starts. */
 		o.agree.prove = true;

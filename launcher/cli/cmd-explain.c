@@ -237,7 +237,7 @@ int cmd_explain(int argc, char **argv, struct ll_ctx *ctx)
 		 * the job's values add to it (the hang watch's stacks). */
 		if (run_find_program(run_choose_python(NULL, plan), &python, NULL) < 0)
 			python = NULL;
-		if (run_plan_bootstrap(plan, python, ctx, &berr) < 0)
+		if (run_plan_bootstrap(plan, python, ctx, false, &berr) < 0)
 			ll_warnf("%s", berr.message);
 		ll_error_clear(&berr);
 		ll_launch_plan_job(plan, &(struct ll_launch_job){

@@ -146,13 +146,16 @@ int run_check_plan(const struct ll_plan *plan, struct ll_error *err)
 	return 0;
 }
 
-int run_plan_bootstrap(struct ll_plan *plan, const char *python, const struct ll_ctx *ctx, struct ll_error *err)
+int run_plan_bootstrap(struct ll_plan *plan, const char *python, const struct ll_ctx *ctx, bool starts_here,
+		       struct ll_error *err)
 {
 	struct ll_torch_facts torch = { 0 };
 	int r;
 
-	/* A snapshot or a fake /sys describes another node: its torch is not this one's. */
-	if (ctx->probe.topology_file || ctx->probe.fsroot)
+	/* A snapshot or a fake /sys describes another node: its torch is not this one's,
+	 * unless the job starts here all the same (a launch with replayed facts: this
+	 * machine's interpreter runs it). */
+	if (!starts_here && (ctx->probe.topology_file || ctx->probe.fsroot))
 		return ll_launch_plan_bootstrap(plan, NULL,
 						ctx->probe.topology_file ? "--topology describes another node"
 									 : "--fsroot describes another node",

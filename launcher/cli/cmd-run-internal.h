@@ -71,9 +71,11 @@ int run_check_torch(const char *python, pid_t started, struct ll_error *err);
 /* Ask `python`'s torch (once per boot: llmlaunch/torch.h), lint the plan against it
  * (ll_launch_lint_torch) and write the plan's LLMLAUNCH_BOOTSTRAP
  * (ll_launch_plan_bootstrap); torch is not asked for a
- * --topology or --fsroot plan, which describes another node. -ENOTSUP with err set
+ * --topology or --fsroot plan, which describes another node, unless the job
+ * `starts_here` all the same (a launch, not explain or a dry run). -ENOTSUP with err set
  * where this torch cannot start (the plan says why either way). */
-int run_plan_bootstrap(struct ll_plan *plan, const char *python, const struct ll_ctx *ctx, struct ll_error *err);
+int run_plan_bootstrap(struct ll_plan *plan, const char *python, const struct ll_ctx *ctx, bool starts_here,
+		       struct ll_error *err);
 /* The bootstrap's installed path (malloc'ed) when the plan sets LLMLAUNCH_BOOTSTRAP;
  * NULL when it does not, or when the file is missing (the build then says so). */
 char *run_bootstrap_file(const struct ll_plan *plan);

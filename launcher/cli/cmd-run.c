@@ -194,7 +194,7 @@ int cmd_run(int argc, char **argv, struct ll_ctx *ctx)
 	if (!self)
 		goto fail;
 	/* torch's own start (libuv) is the plan's business too: what reaches torchrun. */
-	r = run_plan_bootstrap(plan, python, ctx, &err);
+	r = run_plan_bootstrap(plan, python, ctx, !o.dry_run, &err);
 	if (r < 0)
 		goto fail;
 	req = (struct ll_launch_request){

@@ -257,6 +257,24 @@ static char *clip(const char *s, size_t n)
 	return ll_strndup(s, n < LL_CAUSE_MAX ? n : LL_CAUSE_MAX);
 }
 
+/* The line from p to e without the "[rankN]: " that torch >= 2.2 puts before every
+ * line of an uncaught exception once the process group exists (the excepthook that
+ * init_process_group installs, torch/distributed/distributed_c10d.py): the verdict
+ * names the rank already, and the frames' indentation comes after it. */
+static const char *skip_rank_prefix(const char *p, const char *e)
+{
+	const char *q = p + 5;
+
+	if (e - p < 8 || memcmp(p, "[rank", 5) != 0 || !isdigit((unsigned char)*q))
+		return p;
+	while (q < e && isdigit((unsigned char)*q))
+		q++;
+	if (e - q < 2 || q[0] != ']' || q[1] != ':')
+		return p;
+	q += 2;
+	return q < e && *q == ' ' ? q + 1 : q;
+}
+
 char *ll_worker_cause_from_output(const char *text, size_t len)
 {
 	const char *end = text + len, *p, *tb = NULL, *last = NULL;
@@ -267,29 +285,31 @@ char *ll_worker_cause_from_output(const char *text, size_t len)
 	 * indented (frames and source lines are). */
 	for (p = text; p < end;) {
 		const char *nl = memchr(p, '\n', end - p), *e = nl ? nl : end;
+		const char *l = skip_rank_prefix(p, e);
 
-		if ((size_t)(e - p) >= sizeof(marker) - 1 && memcmp(p, marker, sizeof(marker) - 1) == 0)
+		if ((size_t)(e - l) >= sizeof(marker) - 1 && memcmp(l, marker, sizeof(marker) - 1) == 0)
 			tb = e;
 		p = nl ? nl + 1 : end;
 	}
 	if (tb) {
 		for (p = tb < end ? tb + 1 : end; p < end;) {
 			const char *nl = memchr(p, '\n', end - p), *e = nl ? nl : end;
+			const char *l = skip_rank_prefix(p, e);
 
-			if (e > p && !isspace((unsigned char)*p))
-				return clip(p, e - p);
+			if (e > l && !isspace((unsigned char)*l))
+				return clip(l, e - l);
 			p = nl ? nl + 1 : end;
 		}
 	}
 	for (p = text; p < end;) {
 		const char *nl = memchr(p, '\n', end - p), *e = nl ? nl : end;
-		const char *q = p;
+		const char *l = skip_rank_prefix(p, e), *q = l;
 
 		while (q < e && isspace((unsigned char)*q))
 			q++;
 		if (q < e) {
-			last = p;
-			last_n = e - p;
+			last = l;
+			last_n = e - l;
 		}
 		p = nl ? nl + 1 : end;
 	}

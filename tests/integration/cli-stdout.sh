@@ -2,7 +2,7 @@
 # Standard output is checked once, in main(), for every command: output that cannot
 # be written (here /dev/full) is a failure with exactly one message, never a silent
 # exit 0. Every command and nested command is tried with --help, and the commands
-# that print data with their data.
+# that print data with their data, small and larger than stdio's and a pipe's buffer.
 set -euo pipefail
 : "${LLMLAUNCH:?}" "${LL_FIXTURES:?}"
 topo=$LL_FIXTURES/hwloc/two-socket-4gpu-2hca.xml
@@ -43,5 +43,12 @@ expect_one_message "explain --json" "$LLMLAUNCH" explain --json --topology "$top
 expect_one_message "profiles list" "$LLMLAUNCH" profiles list --topology "$topo"
 expect_one_message "run --dry-run" "$LLMLAUNCH" run --dry-run --topology "$topo" --python /bin/true "$LL_FIXTURES/../../examples/train.py"
 expect_one_message "slurm task-prolog" env SLURM_STEP_NUM_NODES=2 "$LLMLAUNCH" slurm task-prolog --topology "$topo"
+# Past stdio's buffer (4 KB on /dev/full) a write fails inside printf, and the final
+# flush may have nothing left to write: the message still names the write's cause.
+# Past a pipe buffer (64 KB) too.
+for size in 5000 70000; do
+	big=$(head -c "$size" /dev/zero | tr '\0' x)
+	expect_one_message "env, $size bytes more" "$LLMLAUNCH" env --topology "$topo" --set "LLTEST_BIG=$big"
+done
 [ "$failures" = 0 ] || exit 1
 echo "cli-stdout: ok"

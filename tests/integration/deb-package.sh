@@ -28,10 +28,11 @@ version=$("$LLMLAUNCH" --version) || fail "the built binary has no --version"
 [ "llmlaunch $(dpkg-deb -f "$deb" Version)" = "$version" ] || fail "package version $(dpkg-deb -f "$deb" Version) vs '$version'"
 [ "$(dpkg-deb -f "$deb" Architecture)" = "$(dpkg --print-architecture)" ] || fail "architecture"
 
-# Runtime dependencies: one package per library the binary and the module link.
+# Runtime dependencies: one package per library the binary and the module link
+# (Debian 13 renamed some for the 64-bit time_t transition: libpmix2t64, libcurl4t64).
 depends=$(dpkg-deb -f "$deb" Depends)
 for pkg in libc6 libhwloc15 libyaml-0-2 libjansson4 libpmix2 libcurl4; do
-	echo ", $depends," | grep -qE ", $pkg( \([^)]*\))?," || fail "Depends lacks $pkg: $depends"
+	echo ", $depends," | grep -qE ", $pkg(t64)?( \([^)]*\))?," || fail "Depends lacks $pkg: $depends"
 done
 
 # Contents, at their Debian paths.

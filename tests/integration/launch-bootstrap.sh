@@ -35,6 +35,14 @@ LLMLAUNCH_CACHE_DIR=$cache LLMLAUNCH_PYTHON=$PY "$LLMLAUNCH" explain --json >"$W
 assert_eq "the cache answers" libuv-off \
 	"$(jq -r '.settings[] | select(.name == "LLMLAUNCH_BOOTSTRAP") | .value' "$WORK/e2.json")"
 
+# A launch with replayed facts (--fsroot) still starts this machine's interpreter: its
+# torch is asked (explain --fsroot above is not), or torch 2.x without libuv fails.
+cache=$(mktemp -d "$WORK/cache.XXXXXX")
+LLMLAUNCH_CACHE_DIR=$cache "$LLMLAUNCH" --fsroot / --python "$PY" --nproc-per-node 1 "$LL_SRCDIR/examples/train.py" \
+	--steps 1 >"$WORK/fsroot-run.out" 2>"$WORK/fsroot-run.err" || fail "a launch with --fsroot / failed"
+ls "$cache"/torch-*.txt >/dev/null 2>&1 || fail "a launch with --fsroot did not ask torch: $(ls "$cache")"
+rm -rf "$TMPDIR"/llmlaunch-*
+
 # A worker's script sees through the bootstrap what `python SCRIPT` shows it: the plain
 # interpreter is the reference (torch >= 2.4 without libuv cannot run the job without
 # the bootstrap at all).

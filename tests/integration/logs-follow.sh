@@ -96,11 +96,19 @@ fi
 free_port() {
 	"$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
+# A torch whose TCPStore needs libuv it lacks (torch >= 2.4 as Debian 13 builds it)
+# starts torchrun only through llmlaunch's bootstrap, as llmlaunch itself would.
+boot=()
+if [ "$(LLMLAUNCH_PYTHON=$PY "$LLMLAUNCH" explain --json | "$PY" -c 'import json, sys
+print(*[s["value"] for s in json.load(sys.stdin)["settings"] if s["name"] == "LLMLAUNCH_BOOTSTRAP"])')" = libuv-off ]; then
+	boot=("$LL_SRCDIR/python/llmlaunch_boot.py")
+	export LLMLAUNCH_BOOTSTRAP=libuv-off
+fi
 torchrun_job() { # MODE DIR
 	mkdir -p "$2/torchrun"
 	FAKE_NCCL=$1 FAKE_NCCL_STAMP=$2/stamp FAKE_NCCL_TRAIN_S=${TRAIN_S:-1} NCCL_DEBUG=INFO \
 		NCCL_DEBUG_FILE="$2/nccl.%h.%p" \
-		"$PY" -m torch.distributed.run --nnodes 1 --node_rank 0 --master_addr 127.0.0.1 \
+		"$PY" "${boot[@]}" -m torch.distributed.run --nnodes 1 --node_rank 0 --master_addr 127.0.0.1 \
 		--master_port "$(free_port)" --nproc_per_node 2 --log_dir "$2/torchrun" \
 		--redirects 9:0 --tee 9:0 "$LL_SRCDIR/tests/integration/logs-nccl-worker.py" \
 		>"$2/torchrun.out" 2>&1 &

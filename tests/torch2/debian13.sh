@@ -4,7 +4,8 @@
 # the llmlaunch built in that root. The root is made here with debootstrap from the
 # package list (tools/debian-packages.txt, the build set) and kept between runs on the
 # same machine under $LLMLAUNCH_TEST_CACHE (default /var/cache/llmlaunch-tests), one
-# run at a time (a lock); a run that finds no root and no Debian mirror skips.
+# run at a time (a lock); a run that finds no root and no Debian mirror skips. On a
+# machine that already is Debian 13 with torch 2.x the same tests run on it, no root.
 # Nothing of a run stays in the root: /tmp and /run are fresh file systems in a mount
 # namespace of this test, gone with it.
 set -euo pipefail
@@ -15,13 +16,29 @@ fail() { echo "$name: FAIL: $*" >&2; exit 1; }
 say() { echo "$name: $*" >&2; }
 
 [ "$(id -u)" = 0 ] || skip "needs root (debootstrap, chroot, mounts)"
+suite=trixie
+
+# On a machine that already is Debian 13 with its torch 2.x a root would hold the same
+# release: the tests run here, on a copy of the tree (the demo builds in it).
+host_codename=$(. /etc/os-release 2>/dev/null && echo "${VERSION_CODENAME:-}") || true
+host_torch=$(/usr/bin/python3 -c 'import torch; print(torch.__version__)' 2>/dev/null) || true
+if [ "$host_codename" = "$suite" ] && [ "${host_torch%%.*}" -ge 2 ] 2>/dev/null; then
+	src=$(mktemp -d /tmp/ll-torch2-src.XXXXXX)
+	trap 'rm -rf "$src"' EXIT
+	tar -C "$LL_SRCDIR" --exclude=./.git --exclude='./build*' -cf - . | tar -C "$src" -xf -
+	t1=$SECONDS
+	LL_TORCH2_WHERE="on this Debian 13" bash "$src/tests/torch2/in-root.sh" ||
+		fail "the tests on this Debian 13 (torch $host_torch) failed (above)"
+	say "ok: on this Debian 13 with its torch $host_torch, no root needed, in $((SECONDS - t1)) s"
+	exit 0
+fi
+
 for tool in debootstrap unshare chroot flock curl tar; do
 	command -v "$tool" >/dev/null || skip "$tool is not installed (apt-get install debootstrap util-linux curl)"
 done
 
 cache=${LLMLAUNCH_TEST_CACHE:-/var/cache/llmlaunch-tests}
 mirror=${LLMLAUNCH_TEST_MIRROR:-http://deb.debian.org/debian}
-suite=trixie
 root=$cache/$suite-root
 # What a fresh root may take (debootstrap about 3 minutes, the packages about 3 more
 # on a 2-core machine); past it the half-made root is removed and the test fails.

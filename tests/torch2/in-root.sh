@@ -1,13 +1,16 @@
 #!/bin/bash
-# Run by tests/torch2/debian13.sh inside the Debian 13 root, in a copy of the source
-# tree at /tmp/src: the README's demo (which builds llmlaunch here, with this root's
-# GCC and Python), explain's libuv decision, the same job failing without the
-# bootstrap, then the launch-path tests of the suite with this root's torch.
+# Run by tests/torch2/debian13.sh on a copy of the source tree (this script's own),
+# inside the Debian 13 root it made, or on the machine itself when that already is
+# Debian 13 with its torch 2.x: the README's demo (which builds llmlaunch here, with
+# this system's GCC and Python), explain's libuv decision, the same job failing
+# without the bootstrap, then the launch-path tests of the suite with this torch.
 set -euo pipefail
-cd /tmp/src
-fail() { echo "in the Debian 13 root: FAIL: $*" >&2; exit 1; }
+cd "$(dirname "$0")/../.."
+src=$PWD
+where=${LL_TORCH2_WHERE:-in the Debian 13 root}
+fail() { echo "$where: FAIL: $*" >&2; exit 1; }
 py=/usr/bin/python3
-echo "in the Debian 13 root: $(cat /etc/debian_version), $($py --version), torch $($py -c 'import torch; print(torch.__version__)' 2>/dev/null), $(gcc --version | head -1)" >&2
+echo "$where: $(cat /etc/debian_version), $($py --version), torch $($py -c 'import torch; print(torch.__version__)' 2>/dev/null), $(gcc --version | head -1)" >&2
 
 # The README's demo: installs nothing here (the root has the packages), builds with
 # warnings as errors, trains examples/train.py on this machine's ranks.
@@ -15,8 +18,8 @@ tools/quickstart.sh demo >demo.out 2>demo.err || { tail -30 demo.err >&2; fail "
 n=$(grep -c '^llmlaunch-example ' demo.out) || true
 [ "$n" -ge 1 ] || { tail -30 demo.err >&2; fail "the demo printed no report line"; }
 grep '^llmlaunch-example ' demo.out | grep -qv ' allreduce=' && fail "a rank without an all-reduce: $(cat demo.out)"
-echo "in the Debian 13 root: demo ok ($n ranks)" >&2
-export LLMLAUNCH=/tmp/src/build/llmlaunch LL_SRCDIR=/tmp/src LL_FIXTURES=/tmp/src/tests/fixtures
+echo "$where: demo ok ($n ranks)" >&2
+export LLMLAUNCH=$src/build/llmlaunch LL_SRCDIR=$src LL_FIXTURES=$src/tests/fixtures
 
 # explain names the workaround and its reason.
 "$LLMLAUNCH" explain --json --nproc-per-node 2 >plan.json
@@ -42,9 +45,9 @@ grep -q "use_libuv was requested but PyTorch was build without libuv support" ba
 status=0
 for t in launch-example launch-exit launch-bootstrap; do
 	if bash "tests/integration/$t.sh" >"$t.log" 2>&1; then
-		echo "in the Debian 13 root: $t ok" >&2
+		echo "$where: $t ok" >&2
 	else
-		echo "in the Debian 13 root: $t FAILED:" >&2
+		echo "$where: $t FAILED:" >&2
 		tail -40 "$t.log" >&2
 		status=1
 	fi
@@ -53,11 +56,11 @@ done
 rc=0
 bash tests/torch2/netns-two-nodes.sh >netns.log 2>&1 || rc=$?
 if [ "$rc" = 0 ]; then
-	echo "in the Debian 13 root: netns-two-nodes ok" >&2
+	echo "$where: netns-two-nodes ok" >&2
 elif [ "$rc" = 77 ]; then
-	echo "in the Debian 13 root: netns-two-nodes skipped: $(tail -1 netns.log)" >&2
+	echo "$where: netns-two-nodes skipped: $(tail -1 netns.log)" >&2
 else
-	echo "in the Debian 13 root: netns-two-nodes FAILED:" >&2
+	echo "$where: netns-two-nodes FAILED:" >&2
 	tail -40 netns.log >&2
 	status=1
 fi

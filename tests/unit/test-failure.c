@@ -187,6 +187,20 @@ static void test_cause(void **state)
 		    "the above exception, another exception occurred:\n\nTraceback (most recent call last):\n"
 		    "  File \"a\", line 2, in g\nRuntimeError: second\nmore text\n",
 		    "RuntimeError: second");
+	/* torch >= 2.2 prefixes each line of an uncaught exception with "[rankN]: " once
+	 * the process group exists (empty lines stay empty): the verdict names the rank. */
+	check_cause("step 1\n[rank1]: Traceback (most recent call last):\n[rank1]:   File \"t.py\", line 3, in "
+		    "<module>\n[rank1]:     raise ValueError('rank 1 gave up')\n[rank1]: ValueError: rank 1 gave up\n",
+		    "ValueError: rank 1 gave up");
+	check_cause("[rank12]: Traceback (most recent call last):\n[rank12]:   File \"a\", line 1, in f\n[rank12]: "
+		    "KeyError: 1\n\n[rank12]: During handling of the above exception, another exception occurred:\n\n"
+		    "[rank12]: Traceback (most recent call last):\n[rank12]:   File \"a\", line 2, in g\n"
+		    "[rank12]: RuntimeError: second\n",
+		    "RuntimeError: second");
+	check_cause("loading\n[rank0]: out of patience\n", "out of patience");
+	/* Only that exact form is torch's: a line of the script's own keeps its brackets. */
+	check_cause("[rank] done\n", "[rank] done");
+	check_cause("[rank1]done\n", "[rank1]done");
 	/* No traceback (a C++ abort, a message and exit): the last line written. */
 	check_cause("loading\nterminate called after throwing an instance of 'c10::Error'\n  \n",
 		    "terminate called after throwing an instance of 'c10::Error'");
