@@ -9,8 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <linux/capability.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <hwloc.h>
@@ -272,11 +274,50 @@ static bool cache_load(const struct ll_cache *c, hwloc_topology_t *ret, const ch
 	*ret = LL_TAKE(topo);
 	return true;
 }
+/* As root, hwloc reads the whole 256-byte header of every PCI device's config
+ * space; without CAP_SYS_ADMIN the kernel gives the first 64 bytes, as it does to
+ * every unprivileged user. Where a hypervisor emulates config space one 4-byte
+ * port access at a time (tens of microseconds each), the full header costs about
+ * 2 ms a device: more than all the rest of a cold probe together. What we take
+ * from hwloc's PCI objects lies in the first 64 bytes (header type, bridge bus
+ * numbers, revision; ids and class come from sysfs files), and hwloc then takes
+ * the link speed from sysfs (current_link_speed/width, the same link status
+ * register), so root and other users get the same topology. Only the effective
+ * set of this thread is lowered, and only while hwloc loads. */
+struct sys_admin_save {
+	struct __user_cap_header_struct header;
+	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
+	bool lowered;
+};
+
+static void sys_admin_lower(struct sys_admin_save *s)
+{
+	struct __user_cap_data_struct lowered[_LINUX_CAPABILITY_U32S_3];
+
+	s->lowered = false;
+	s->header = (struct __user_cap_header_struct){ .version = _LINUX_CAPABILITY_VERSION_3 };
+	if (syscall(SYS_capget, &s->header, s->data) < 0 ||
+	    !(s->data[CAP_TO_INDEX(CAP_SYS_ADMIN)].effective & CAP_TO_MASK(CAP_SYS_ADMIN)))
+		return;
+	memcpy(lowered, s->data, sizeof(lowered));
+	lowered[CAP_TO_INDEX(CAP_SYS_ADMIN)].effective &= ~CAP_TO_MASK(CAP_SYS_ADMIN);
+	s->lowered = syscall(SYS_capset, &s->header, lowered) == 0;
+}
+
+/* Raising the effective set back within the permitted one cannot fail. */
+static void sys_admin_restore(struct sys_admin_save *s)
+{
+	if (s->lowered)
+		(void)syscall(SYS_capset, &s->header, s->data);
+	s->lowered = false;
+}
+
 /* hwloc's discovery of the machine (or of the tree under fsroot), nothing added. */
 static int load_hwloc(const struct ll_probe_options *opts, hwloc_topology_t *ret, struct ll_error *err)
 {
 	_cleanup_(topo_destroyp) hwloc_topology_t topo = NULL;
 	struct env_save fsroot = { 0 }, virt = { 0 };
+	struct sys_admin_save caps;
 	struct stat st;
 	int r;
 
@@ -319,9 +360,11 @@ static int load_hwloc(const struct ll_probe_options *opts, hwloc_topology_t *ret
 	}
 	/* lo, docker0, veth*, bridges: NCCL_SOCKET_IFNAME decisions need them. */
 	env_push(&virt, "HWLOC_VIRTUAL_LINUX_OSDEV", "1");
+	sys_admin_lower(&caps);
 	r = hwloc_topology_load(topo);
 	if (r < 0)
 		r = -errno;
+	sys_admin_restore(&caps);
 	env_pop(&virt);
 	env_pop(&fsroot);
 	if (r < 0) {

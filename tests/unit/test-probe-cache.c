@@ -2,7 +2,8 @@
  * private $LLMLAUNCH_CACHE_DIR: every part of the validity key that differs makes
  * the probe start over and rewrite the file; a hit gives the same facts as a full
  * probe. And the dynamic refresh (ll_annotate_dynamic) on fake /sys trees:
- * what changed in the tree since the first load is what the topology says after. */
+ * what changed in the tree since the first load is what the topology says after.
+ * And the live load's capabilities: what it lowers for hwloc is back after it. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,7 +11,9 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <linux/capability.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -521,6 +524,60 @@ static void test_reports_are_the_callers(void **state)
 	ll_probe_report_release(&second);
 }
 
+static bool sys_admin_in(bool permitted)
+{
+	struct __user_cap_header_struct header = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
+	unsigned i = CAP_TO_INDEX(CAP_SYS_ADMIN);
+
+	assert_int_equal(syscall(SYS_capget, &header, data), 0);
+	return (permitted ? data[i].permitted : data[i].effective) & CAP_TO_MASK(CAP_SYS_ADMIN);
+}
+
+static bool sys_admin_effective(void)
+{
+	return sys_admin_in(false);
+}
+
+static void set_sys_admin_effective(bool on)
+{
+	struct __user_cap_header_struct header = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
+
+	assert_int_equal(syscall(SYS_capget, &header, data), 0);
+	if (on)
+		data[CAP_TO_INDEX(CAP_SYS_ADMIN)].effective |= CAP_TO_MASK(CAP_SYS_ADMIN);
+	else
+		data[CAP_TO_INDEX(CAP_SYS_ADMIN)].effective &= ~CAP_TO_MASK(CAP_SYS_ADMIN);
+	assert_int_equal(syscall(SYS_capset, &header, data), 0);
+}
+
+/* The live load lowers CAP_SYS_ADMIN for hwloc only (load.c): the process has
+ * what it had before, raised or not, after a probe. */
+static void test_sys_admin_restored(void **state)
+{
+	struct ll_probe_options opts = { .no_cache = true, .skip_nvml = true };
+	struct ll_error err = { 0 };
+	hwloc_topology_t topo = NULL;
+
+	(void)state;
+	if (!sys_admin_in(true)) {
+		skip(); /* not root: nothing is lowered */
+		return;
+	}
+	/* Every probe of the tests before this one ran in this process. */
+	assert_true(sys_admin_effective());
+	assert_int_equal(ll_probe_load(&opts, &topo, &err), 0);
+	hwloc_topology_destroy(topo);
+	assert_true(sys_admin_effective());
+	/* Permitted but not effective: the probe must not raise it. */
+	set_sys_admin_effective(false);
+	assert_int_equal(ll_probe_load(&opts, &topo, &err), 0);
+	hwloc_topology_destroy(topo);
+	assert_false(sys_admin_effective());
+	set_sys_admin_effective(true);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -535,6 +592,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_refresh, tmp_setup, tmp_teardown),
 		cmocka_unit_test_setup_teardown(test_refresh_standin, tmp_setup, tmp_teardown),
 		cmocka_unit_test(test_reports_are_the_callers),
+		cmocka_unit_test_setup_teardown(test_sys_admin_restored, tmp_setup, tmp_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
