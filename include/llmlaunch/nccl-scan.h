@@ -286,6 +286,9 @@ void ll_ncclscan_flush(struct ll_ncclscan *s, struct ll_ncclscan_stream *st);
  * always; 0 or more: two where this process may run on two CPUs or more. Without a
  * call: two threads for files of 16 MiB and more on two CPUs or more. */
 void ll_ncclscan_set_threads(struct ll_ncclscan *s, unsigned threads, size_t min_bytes);
+/* Cut such files into pieces of `bytes` (0: the default, up to 960 KiB), for the
+ * tests: small pieces put their edges next to every kind of line. */
+void ll_ncclscan_set_piece_size(struct ll_ncclscan *s, size_t bytes);
 
 /* Stream one file through a fixed buffer: a regular file, or a pipe read until its
  * writers close it (a FIFO nobody writes reads as empty, it never blocks the open).

@@ -22,6 +22,16 @@
 
 enum cont_kind { CONT_NONE = 0, CONT_IB_DEVICES, CONT_SOCKET_IFS };
 
+/* A line is kept whole across two feeds up to this length; a longer one is scanned in
+ * pieces (nccl-scan.c). */
+#define SCAN_MAX_PARTIAL (64u << 10)
+/* A log whose NCCL prefixes and markers were removed is a posted excerpt: its stripped
+ * messages are looked for in a file's first lines only, until a marker shows up. */
+#define SCAN_STRIPPED_LINES 1000
+/* Regular files are fed to the scanner a mapped window of this many bytes at a time
+ * (nccl-scan-files.c). */
+#define SCAN_WINDOW (8u << 20)
+
 /* The prefix cache (nccl-scan-prefix.c): a prefix's bytes and what parsing them gave. */
 #define LL_PREFIX_CACHE_SLOTS 4096
 #define LL_PREFIX_CACHE_BYTES 96
@@ -106,19 +116,18 @@ static inline struct rank_state *rank_state_of(struct ll_nccl_rank *r)
 	return (struct rank_state *)((char *)r - offsetof(struct rank_state, pub));
 }
 
-/* The queue's block the scanner fills (the rest of the queue: nccl-scan-parallel.c).
- * A record is a struct pipe_rec, then the bytes from its prefix to the end of its
- * message (or the message alone), padded to 8 bytes. */
+/* The records of one piece of a file (nccl-scan-parallel.c), in blocks: a record
+ * points into the file's mapping, which stays until the record has been read. */
 struct pipe_rec {
 	unsigned long lineno;
-	uint32_t npre, moff, n;   /* prefix length; where the message starts; its length */
+	const char *pre, *m;
+	uint32_t npre, n;
 	uint32_t repeat;          /* INFO records after it with its prefix and nothing to read */
 	uint8_t kind, cont;
 };
 struct pipe_fill {
-	char *data;
-	size_t used, size;
-	struct pipe_rec *last;    /* the last record put in this block, NULL none */
+	struct pipe_rec *data;    /* the block being filled */
+	size_t used, size;        /* records in it; room for */
 };
 
 /* Whether a NET/IB device list as printed ends on its line (ncclscan_msg_cont()): each
@@ -140,6 +149,7 @@ struct ll_ncclscan {
 	struct pipe_fill pipe_fill;     /* the block of it the scanner fills */
 	unsigned threads;               /* ll_ncclscan_set_threads(), when threads_set */
 	size_t parallel_min;
+	size_t piece_size;              /* ll_ncclscan_set_piece_size(), 0 the default */
 	bool threads_set;
 	double now;
 	struct ll_nccl_rank **ranks;
@@ -515,54 +525,32 @@ void ncclscan_apply(struct ll_ncclscan *s, struct ll_ncclscan_stream *st, const 
  * flush it: 0, or -errno (-EIO: it shrank while being read). 1: this file is read by
  * one thread (too small, one CPU, no thread); nothing was read. */
 int ncclscan_parallel_file(struct ll_ncclscan *s, struct ll_ncclscan_stream *st, int fd, off_t size);
-/* memcpy for the short records of the queue, without a call: 16-byte moves, the last
- * one ending at n (reads stay inside the source). */
-static inline void ncclscan_copy(char *d, const char *src, size_t n)
-{
-#if defined(__SSE2__)
-	if (n >= 16) {
-		size_t i = 0;
-		for (; i + 16 < n; i += 16)
-			_mm_storeu_si128((__m128i *)(void *)(d + i), _mm_loadu_si128((const __m128i *)(const void *)(src + i)));
-		_mm_storeu_si128((__m128i *)(void *)(d + n - 16),
-				 _mm_loadu_si128((const __m128i *)(const void *)(src + n - 16)));
-		return;
-	}
-#endif
-	memcpy(d, src, n);
-}
-
-/* Make room for `need` bytes in the block being filled: hand the full one over. */
-void ncclscan_pipe_room(struct ncclscan_pipe *p, size_t need);
-/* Queue a record for the other thread. */
+/* Make room in the block being filled: put the full one on its piece's list. */
+void ncclscan_pipe_room(struct ncclscan_pipe *p);
+/* Keep a record for whoever reads the piece, in file order. */
 static inline void ncclscan_pipe_push(struct pipe_fill *f, struct ncclscan_pipe *p,
 				      const struct ll_ncclscan_stream *st, const struct hand *h)
 {
-	/* The prefix and the message lie in one buffer, the marker between them. */
-	size_t moff = !h->npre ? 0 : !h->n ? h->npre : (size_t)(h->m - h->pre), bytes = moff + h->n;
-	size_t need = sizeof(struct pipe_rec) + ((bytes + 7) & ~(size_t)7);
-	struct pipe_rec *rec = f->last;
+	struct pipe_rec *rec = f->used ? &f->data[f->used - 1] : NULL;
 
 	/* A record that only counts, after one of the same prefix, is one more count of it:
 	 * reading that prefix again would do nothing else (ncclscan_record()). */
 	if (h->kind == HAND_COUNT && rec && rec->npre == h->npre && rec->kind != HAND_WARN &&
-	    rec->kind != HAND_VERSION && rec->kind != HAND_CONT && (h->npre == 0 || same_bytes((const char *)(rec + 1), h->pre, h->npre))) {
+	    rec->kind != HAND_VERSION && rec->kind != HAND_CONT && (h->npre == 0 || same_bytes(rec->pre, h->pre, h->npre))) {
 		rec->repeat++;
 		return;
 	}
-	if (f->size - f->used < need)
-		ncclscan_pipe_room(p, need);
-	rec = (struct pipe_rec *)(void *)(f->data + f->used);
-	f->last = rec;
-	rec->repeat = 0;
+	if (f->used == f->size)
+		ncclscan_pipe_room(p);
+	rec = &f->data[f->used++];
 	rec->lineno = st->lineno;
+	rec->pre = h->pre;
+	rec->m = h->m;
 	rec->npre = (uint32_t)h->npre;
-	rec->moff = (uint32_t)moff;
 	rec->n = (uint32_t)h->n;
+	rec->repeat = 0;
 	rec->kind = (uint8_t)h->kind;
 	rec->cont = (uint8_t)h->cont;
-	ncclscan_copy((char *)(rec + 1), h->npre ? h->pre : h->m, bytes);
-	f->used += need;
 }
 
 /* ---- nccl-scan-verdict.c -------------------------------------------------------- */

@@ -24,10 +24,6 @@
 #define SCAN_HAVE_AVX2 1
 #endif
 
-#define SCAN_MAX_PARTIAL (64u << 10)
-/* A log whose NCCL prefixes and markers were removed is a posted excerpt: its stripped
- * messages are looked for in a file's first lines only, until a marker shows up. */
-#define SCAN_STRIPPED_LINES 1000
 /* How far ahead of the mask pass to prefetch (bytes). */
 #ifndef SCAN_PREFETCH
 #define SCAN_PREFETCH 1024
