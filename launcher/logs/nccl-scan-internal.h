@@ -124,6 +124,7 @@ struct pipe_rec {
 	uint32_t npre, n;
 	uint32_t repeat;          /* INFO records after it with its prefix and nothing to read */
 	uint8_t kind, cont;
+	uint8_t warn_class;       /* a WARN's class (from its text alone, so told by the cutting) */
 };
 struct pipe_fill {
 	struct pipe_rec *data;    /* the block being filled */
@@ -470,9 +471,10 @@ bool ncclscan_msg_trace(struct ll_ncclscan_stream *st, struct ll_nccl_rank *r, c
  * environment, plugins, libibverbs, GDR, NVLS, error traces): `m[0]` picked the caller. */
 void ncclscan_msg_other(struct ll_ncclscan *s, struct ll_ncclscan_stream *st, struct ll_nccl_rank *r,
 			const char *m, size_t n);
-/* The text after "NCCL WARN " of a record of process `r` (NULL: its prefix names none). */
+/* The text after "NCCL WARN " of a record of process `r` (NULL: its prefix names none);
+ * `cls`: its ll_nccl_warn_classify(), or -1 to tell it here. */
 void ncclscan_msg_warn(struct ll_ncclscan *s, struct ll_ncclscan_stream *st, struct ll_nccl_rank *r,
-		       const char *m, size_t n);
+		       const char *m, size_t n, int cls);
 /* The version after "NCCL version "; `r` may be NULL (a line without a prefix). */
 void ncclscan_msg_version(struct ll_ncclscan *s, struct ll_nccl_rank *r, const char *v, size_t n);
 /* The list an INFO message "NET/..." starts that a log collector may wrap onto the next
@@ -515,9 +517,16 @@ struct hand {
 	const char *pre, *m;          /* the bytes before the marker; the message */
 	size_t npre, n;
 	unsigned repeat;              /* HAND_INFO, HAND_COUNT: so many HAND_COUNT after it with its prefix */
+	int warn_class;               /* HAND_WARN: its class when told already, else -1 */
 };
 /* Read a record handed over: `st` says the line number it had. */
 void ncclscan_apply(struct ll_ncclscan *s, struct ll_ncclscan_stream *st, const struct hand *h);
+
+/* Read records kept by a piece's cutting (nccl-scan-parallel.c): each with the line
+ * number it had plus `line_offset` (modulo: it may be "negative"). */
+struct pipe_rec;
+void ncclscan_apply_recs(struct ll_ncclscan *s, struct ll_ncclscan_stream *st, const struct pipe_rec *recs, size_t n,
+			 unsigned long line_offset);
 
 /* ---- nccl-scan-parallel.c -------------------------------------------------------- */
 
@@ -551,6 +560,8 @@ static inline void ncclscan_pipe_push(struct pipe_fill *f, struct ncclscan_pipe 
 	rec->repeat = 0;
 	rec->kind = (uint8_t)h->kind;
 	rec->cont = (uint8_t)h->cont;
+	/* Told here, on the thread that cuts, not on the one that reads the records. */
+	rec->warn_class = h->kind == HAND_WARN ? (uint8_t)ll_nccl_warn_classify(h->m, h->n) : 0;
 }
 
 /* ---- nccl-scan-verdict.c -------------------------------------------------------- */

@@ -1002,9 +1002,9 @@ void ncclscan_msg_other(struct ll_ncclscan *s, struct ll_ncclscan_stream *st, st
 }
 
 void ncclscan_msg_warn(struct ll_ncclscan *s, struct ll_ncclscan_stream *st, struct ll_nccl_rank *r,
-		       const char *m, size_t n)
+		       const char *m, size_t n, int cls)
 {
-	enum ll_nccl_warn_class c = ll_nccl_warn_classify(m, n);
+	enum ll_nccl_warn_class c = cls >= 0 ? (enum ll_nccl_warn_class)cls : ll_nccl_warn_classify(m, n);
 
 	s->warnings_total++;
 	s->by_class[c]++;

@@ -260,17 +260,8 @@ static void read_piece(struct par *par, size_t i)
 	} else {
 		unsigned long base = st->lineno;
 
-		for (struct rec_block *b = &pc->first; b; b = b->next) {
-			for (size_t k = 0; k < b->used; k++) {
-				const struct pipe_rec *rec = &b->recs[k];
-				struct hand h = { .kind = (enum hand_kind)rec->kind, .cont = (enum cont_kind)rec->cont,
-						  .pre = rec->pre, .npre = rec->npre, .m = rec->m, .n = rec->n,
-						  .repeat = rec->repeat };
-
-				st->lineno = base + (rec->lineno - pc->lineno0);
-				ncclscan_apply(s, st, &h);
-			}
-		}
+		for (struct rec_block *b = &pc->first; b; b = b->next)
+			ncclscan_apply_recs(s, st, b->recs, b->used, base - pc->lineno0);
 		st->lineno = base + (pc->lines_after - pc->lineno0);
 		s->lines += pc->lines;
 		st->marked = st->marked || pc->marked;
