@@ -124,7 +124,7 @@ struct pipe_rec {
 	uint32_t npre, n;
 	uint32_t repeat;          /* INFO records after it with its prefix and nothing to read */
 	uint8_t kind, cont;
-	uint8_t warn_class;       /* a WARN's class (from its text alone, so told by the cutting) */
+	int8_t warn_class;        /* a WARN's class (from its text alone, so told by the cutting) */
 };
 struct pipe_fill {
 	struct pipe_rec *data;    /* the block being filled */
@@ -140,6 +140,17 @@ struct list_end {
 	char *text;
 	size_t len;
 	bool ended;
+};
+
+/* WARN texts and their class (ncclscan_warn_class()): the same warning comes from many
+ * processes, and its class takes a dozen searches of its text. */
+#define LL_WARN_CLASS_SLOTS 256
+#define LL_WARN_CLASS_TEXT 192
+struct warn_class_slot {
+	uint64_t hash;
+	uint16_t len;
+	int8_t cls;               /* -1: empty */
+	char text[LL_WARN_CLASS_TEXT];
 };
 
 struct ll_ncclscan {
@@ -159,6 +170,7 @@ struct ll_ncclscan {
 	size_t table_size;
 	struct ll_nccl_rank *anonymous; /* lines without any prefix and no earlier process */
 	struct list_end *list_ends;     /* LL_LIST_END_SLOTS: NET/IB device lists and whether they end */
+	struct warn_class_slot *warn_classes; /* LL_WARN_CLASS_SLOTS, allocated at the first WARN */
 	struct prefix_slot *prefix_cache; /* LL_PREFIX_CACHE_SLOTS, allocated at the first prefix */
 	struct prefix_slot prefix_scratch; /* what a prefix too long for the cache parsed as */
 	struct ll_nccl_warning *warnings;
@@ -475,6 +487,8 @@ void ncclscan_msg_other(struct ll_ncclscan *s, struct ll_ncclscan_stream *st, st
  * `cls`: its ll_nccl_warn_classify(), or -1 to tell it here. */
 void ncclscan_msg_warn(struct ll_ncclscan *s, struct ll_ncclscan_stream *st, struct ll_nccl_rank *r,
 		       const char *m, size_t n, int cls);
+/* ll_nccl_warn_classify() of a WARN's text, through a cache in `s`. */
+int ncclscan_warn_class(struct ll_ncclscan *s, const char *m, size_t n);
 /* The version after "NCCL version "; `r` may be NULL (a line without a prefix). */
 void ncclscan_msg_version(struct ll_ncclscan *s, struct ll_nccl_rank *r, const char *v, size_t n);
 /* The list an INFO message "NET/..." starts that a log collector may wrap onto the next
@@ -560,8 +574,7 @@ static inline void ncclscan_pipe_push(struct pipe_fill *f, struct ncclscan_pipe 
 	rec->repeat = 0;
 	rec->kind = (uint8_t)h->kind;
 	rec->cont = (uint8_t)h->cont;
-	/* Told here, on the thread that cuts, not on the one that reads the records. */
-	rec->warn_class = h->kind == HAND_WARN ? (uint8_t)ll_nccl_warn_classify(h->m, h->n) : 0;
+	rec->warn_class = (int8_t)h->warn_class;
 }
 
 /* ---- nccl-scan-verdict.c -------------------------------------------------------- */

@@ -352,6 +352,29 @@ enum ll_nccl_warn_class ll_nccl_warn_classify(const char *t, size_t n)
 	return c;
 }
 
+int ncclscan_warn_class(struct ll_ncclscan *s, const char *m, size_t n)
+{
+	uint64_t h;
+	struct warn_class_slot *e;
+
+	if (n > LL_WARN_CLASS_TEXT)
+		return (int)ll_nccl_warn_classify(m, n);
+	if (!s->warn_classes) {
+		s->warn_classes = ll_calloc(LL_WARN_CLASS_SLOTS, sizeof(*s->warn_classes));
+		for (size_t i = 0; i < LL_WARN_CLASS_SLOTS; i++)
+			s->warn_classes[i].cls = -1;
+	}
+	h = ncclscan_hash(m, n, 0x7761726e);
+	e = &s->warn_classes[h & (LL_WARN_CLASS_SLOTS - 1)];
+	if (e->cls >= 0 && e->hash == h && e->len == n && same_bytes(e->text, m, n))
+		return e->cls;
+	e->hash = h;
+	e->len = (uint16_t)n;
+	memcpy(e->text, m, n);
+	e->cls = (int8_t)ll_nccl_warn_classify(m, n);
+	return e->cls;
+}
+
 /* ---- device and interface lists --------------------------------------------------- */
 
 /* One device of a list at s[*ip], added to `r` (at most 64 are kept) unless `r` is

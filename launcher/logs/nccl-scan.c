@@ -236,9 +236,13 @@ static inline __attribute__((always_inline)) void hand(struct ll_ncclscan *s, st
 {
 	struct hand h = { .kind = k, .cont = c, .pre = pre, .npre = npre, .m = m, .n = n, .warn_class = -1 };
 
-	if (s->pipe)
+	if (s->pipe) {
+		/* A WARN's class comes from its text alone: told here, where pieces are cut
+		 * side by side, not by the one thread that reads them in order. */
+		if (k == HAND_WARN)
+			h.warn_class = ncclscan_warn_class(s, m, n);
 		ncclscan_pipe_push(&s->pipe_fill, s->pipe, st, &h);
-	else
+	} else
 		ncclscan_apply(s, st, &h);
 }
 
@@ -375,6 +379,7 @@ void ll_ncclscan_free(struct ll_ncclscan *s)
 		for (size_t i = 0; i < LL_LIST_END_SLOTS; i++)
 			free(s->list_ends[i].text);
 	free(s->list_ends);
+	free(s->warn_classes);
 	for (size_t i = 0; i < s->n_warnings; i++) {
 		free(s->warnings[i].file);
 		free(s->warnings[i].text);
