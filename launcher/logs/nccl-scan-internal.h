@@ -145,12 +145,12 @@ struct list_end {
 /* WARN texts and their class (ncclscan_warn_class()): the same warning comes from many
  * processes, and its class takes a dozen searches of its text. */
 #define LL_WARN_CLASS_SLOTS 256
-#define LL_WARN_CLASS_TEXT 192
+#define LL_WARN_CLASS_TEXT 1024   /* longer texts are classified each time */
 struct warn_class_slot {
 	uint64_t hash;
-	uint16_t len;
-	int8_t cls;               /* -1: empty */
-	char text[LL_WARN_CLASS_TEXT];
+	char *text;               /* NULL: empty */
+	size_t len;
+	int cls;
 };
 
 struct ll_ncclscan {
@@ -489,6 +489,7 @@ void ncclscan_msg_warn(struct ll_ncclscan *s, struct ll_ncclscan_stream *st, str
 		       const char *m, size_t n, int cls);
 /* ll_nccl_warn_classify() of a WARN's text, through a cache in `s`. */
 int ncclscan_warn_class(struct ll_ncclscan *s, const char *m, size_t n);
+void ncclscan_warn_classes_free(struct ll_ncclscan *s);
 /* The version after "NCCL version "; `r` may be NULL (a line without a prefix). */
 void ncclscan_msg_version(struct ll_ncclscan *s, struct ll_nccl_rank *r, const char *v, size_t n);
 /* The list an INFO message "NET/..." starts that a log collector may wrap onto the next

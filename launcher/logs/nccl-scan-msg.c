@@ -359,20 +359,32 @@ int ncclscan_warn_class(struct ll_ncclscan *s, const char *m, size_t n)
 
 	if (n > LL_WARN_CLASS_TEXT)
 		return (int)ll_nccl_warn_classify(m, n);
-	if (!s->warn_classes) {
+	if (!s->warn_classes)
 		s->warn_classes = ll_calloc(LL_WARN_CLASS_SLOTS, sizeof(*s->warn_classes));
-		for (size_t i = 0; i < LL_WARN_CLASS_SLOTS; i++)
-			s->warn_classes[i].cls = -1;
-	}
 	h = ncclscan_hash(m, n, 0x7761726e);
-	e = &s->warn_classes[h & (LL_WARN_CLASS_SLOTS - 1)];
-	if (e->cls >= 0 && e->hash == h && e->len == n && same_bytes(e->text, m, n))
-		return e->cls;
+	/* Two ways: two texts of one slot would otherwise push each other out. */
+	e = &s->warn_classes[h & (LL_WARN_CLASS_SLOTS - 2)];
+	for (int k = 0; k < 2; k++)
+		if (e[k].text && e[k].hash == h && e[k].len == n && memcmp(e[k].text, m, n) == 0)
+			return e[k].cls;
+	free(e[1].text);
+	e[1] = e[0];
+	e->text = ll_strndup(m, n);
 	e->hash = h;
-	e->len = (uint16_t)n;
-	memcpy(e->text, m, n);
-	e->cls = (int8_t)ll_nccl_warn_classify(m, n);
+	e->len = n;
+	e->cls = (int)ll_nccl_warn_classify(m, n);
 	return e->cls;
+}
+
+/* Free the WARN classes kept in `s`. */
+void ncclscan_warn_classes_free(struct ll_ncclscan *s)
+{
+	if (!s->warn_classes)
+		return;
+	for (size_t i = 0; i < LL_WARN_CLASS_SLOTS; i++)
+		free(s->warn_classes[i].text);
+	free(s->warn_classes);
+	s->warn_classes = NULL;
 }
 
 /* ---- device and interface lists --------------------------------------------------- */

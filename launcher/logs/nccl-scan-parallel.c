@@ -425,7 +425,7 @@ int ncclscan_parallel_file(struct ll_ncclscan *s, struct ll_ncclscan_stream *st,
 			for (size_t k = 0; k < LL_LIST_END_SLOTS; k++)
 				free(sh->list_ends[k].text);
 		free(sh->list_ends);
-		free(sh->warn_classes);
+		ncclscan_warn_classes_free(sh);
 		free(workers[t].shadow_st.partial);
 	}
 	free(workers);

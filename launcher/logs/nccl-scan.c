@@ -379,7 +379,7 @@ void ll_ncclscan_free(struct ll_ncclscan *s)
 		for (size_t i = 0; i < LL_LIST_END_SLOTS; i++)
 			free(s->list_ends[i].text);
 	free(s->list_ends);
-	free(s->warn_classes);
+	ncclscan_warn_classes_free(s);
 	for (size_t i = 0; i < s->n_warnings; i++) {
 		free(s->warnings[i].file);
 		free(s->warnings[i].text);
