@@ -71,6 +71,8 @@ struct rec_block {
 
 struct piece {
 	size_t start, end;              /* the lines that start in it: [start, end) of the file */
+	size_t sync;                    /* where the line of its first record starts (from start):
+					 * the lines before it are all a wrong guess can change */
 	size_t ended;                   /* the end of its last ended line: the rest (the file's
 					 * last line, without a newline) is fed to the stream as
 					 * one thread feeds it, kept as a partial line */
@@ -237,6 +239,9 @@ static void cut_piece(struct ncclscan_pipe *p, size_t i)
 	p->shadow.pipe_fill = (struct pipe_fill){ .data = pc->first.recs, .used = 0, .size = pc->first.size };
 	ll_ncclscan_feed(&p->shadow, sh, pc->text, pc->ended - pc->start);
 	pc->tail->used = p->shadow.pipe_fill.used;
+	/* From the guess, the first record is one of a line with a marker, and the first of
+	 * that line: it points at the line's start. */
+	pc->sync = pc->first.used ? (size_t)(pc->first.recs[0].pre - pc->text) : pc->ended - pc->start;
 	pc->lines_after = sh->lineno;
 	pc->lines = p->shadow.lines;
 	pc->marked = sh->marked;
@@ -254,16 +259,24 @@ static void read_piece(struct par *par, size_t i)
 		par->err = pc->err;
 	if (par->err < 0 || pc->end == pc->start) {
 		/* Nothing, or a line begun in an earlier piece. */
-	} else if (i > 0 && (st->cont != CONT_NONE || (!st->marked && st->lineno < SCAN_STRIPPED_LINES))) {
-		/* The guess does not hold: this piece again, from the real state. */
+	} else if (i > 0 && !st->marked && st->lineno < SCAN_STRIPPED_LINES) {
+		/* The guess does not hold (stripped lines may follow): this piece again, from
+		 * the real state. */
 		ll_ncclscan_feed(s, st, pc->text, pc->end - pc->start);
 	} else {
-		unsigned long base = st->lineno;
+		unsigned long base = st->lineno, lines = pc->lines;
 
+		if (i > 0 && st->cont != CONT_NONE) {
+			/* A list may go on: the lines before the first record (which has a marker,
+			 * and ends any list) again, from the real state; the records from there on
+			 * are what the real state gives too. */
+			ll_ncclscan_feed(s, st, pc->text, pc->sync);
+			lines -= st->lineno - base;
+		}
 		for (struct rec_block *b = &pc->first; b; b = b->next)
 			ncclscan_apply_recs(s, st, b->recs, b->used, base - pc->lineno0);
 		st->lineno = base + (pc->lines_after - pc->lineno0);
-		s->lines += pc->lines;
+		s->lines += lines;
 		st->marked = st->marked || pc->marked;
 		st->cont = pc->cont;
 		if (pc->ended < pc->end)
