@@ -3,8 +3,9 @@
  *   nccl-scan-prefix.c   what stands before a record: NCCL and launcher prefixes, the process table
  *   nccl-scan-msg.c      what a message says: the per-kind recognisers, warning classes
  *   nccl-scan-files.c    files and directories fed to streams
- *   nccl-scan-parallel.c a large file on two threads: lines and records on one, the rest
- *                        on the other, the same calls in the same order (struct hand)
+ *   nccl-scan-parallel.c a large file in pieces cut into records on every CPU, the records
+ *                        read in file order by one thread at a time: the same calls in
+ *                        the same order (struct hand)
  *   nccl-scan-verdict.c  transport, GDR and fallback per process, host and job; words for people */
 #ifndef LLMLAUNCH_NCCL_SCAN_INTERNAL_H
 #define LLMLAUNCH_NCCL_SCAN_INTERNAL_H
@@ -155,10 +156,11 @@ struct warn_class_slot {
 
 struct ll_ncclscan {
 	enum ll_net_expect expect;
-	/* A large file is read by two threads (nccl-scan-parallel.c): the scanner's
-	 * lines, prefixes and processes on one, what the records say on the other. */
-	struct ncclscan_pipe *pipe;     /* set while the other thread reads the records */
-	struct pipe_fill pipe_fill;     /* the block of it the scanner fills */
+	/* A large file is cut into records on every CPU (nccl-scan-parallel.c); a thread's
+	 * cutting runs on a copy of this struct with `pipe` set, the records go to its
+	 * piece, and the one thread reading them in order uses this one. */
+	struct ncclscan_pipe *pipe;     /* set on a cutting thread's copy */
+	struct pipe_fill pipe_fill;     /* the block of records it fills */
 	unsigned threads;               /* ll_ncclscan_set_threads(), when threads_set */
 	size_t parallel_min;
 	size_t piece_size;              /* ll_ncclscan_set_piece_size(), 0 the default */
@@ -513,8 +515,8 @@ void ncclscan_rank_clear_state(struct ll_nccl_rank *r);
 /* ---- nccl-scan.c: what the scanner hands to the recognisers ------------------------ */
 
 /* A record handed to the recognisers, in file order: read at once (one thread), or
- * queued for the other thread (nccl-scan-parallel.c), which gives every call the same
- * arguments. The scanner cuts lines and records and follows wrapped lists; the
+ * kept with its piece (nccl-scan-parallel.c) and read later in order, with every call
+ * given the same arguments. The scanner cuts lines and records and follows wrapped lists; the
  * recognisers' side knows the processes (prefix cache, the stream's last process and
  * thread) and reads what the records say. Each side keeps to its own fields of the
  * stream: see struct ll_ncclscan_stream. */
@@ -545,9 +547,9 @@ void ncclscan_apply_recs(struct ll_ncclscan *s, struct ll_ncclscan_stream *st, c
 
 /* ---- nccl-scan-parallel.c -------------------------------------------------------- */
 
-/* Read the regular file `fd` of `size` bytes into stream `st` with two threads, and
- * flush it: 0, or -errno (-EIO: it shrank while being read). 1: this file is read by
- * one thread (too small, one CPU, no thread); nothing was read. */
+/* Read the regular file `fd` of `size` bytes into stream `st` on every CPU: 0, or
+ * -errno (-EIO: it shrank while being read). 1: this file is read by one thread (too
+ * small, one CPU, a line one thread would cut); nothing was read. */
 int ncclscan_parallel_file(struct ll_ncclscan *s, struct ll_ncclscan_stream *st, int fd, off_t size);
 /* Make room in the block being filled: put the full one on its piece's list. */
 void ncclscan_pipe_room(struct ncclscan_pipe *p);
