@@ -280,12 +280,15 @@ void ll_ncclscan_feed(struct ll_ncclscan *s, struct ll_ncclscan_stream *st, cons
 /* End of input for now: scan the kept partial line as if it ended. */
 void ll_ncclscan_flush(struct ll_ncclscan *s, struct ll_ncclscan_stream *st);
 
-/* Read regular files of at least `min_bytes` with two threads: one cuts lines and
- * records and knows their processes, the other reads what the records say, in the
- * same order, so the verdict is the one a single thread gives. `threads` 1: one thread
- * always; 0 or more: two where this process may run on two CPUs or more. Without a
- * call: two threads for files of 16 MiB and more on two CPUs or more. */
+/* Read regular files of at least `min_bytes` on several threads: each cuts pieces of
+ * whole lines into records, and the records are read in file order by one thread at a
+ * time, so the verdict is the one a single thread gives. `threads` 1: one thread
+ * always; 2 or more: so many; 0: one per CPU this process may run on (at most 8), where
+ * it may run on two or more. Without a call: as 0, for files of 16 MiB and more. */
 void ll_ncclscan_set_threads(struct ll_ncclscan *s, unsigned threads, size_t min_bytes);
+/* Cut such files into pieces of `bytes` (0: the default, up to 960 KiB), for the
+ * tests: small pieces put their edges next to every kind of line. */
+void ll_ncclscan_set_piece_size(struct ll_ncclscan *s, size_t bytes);
 
 /* Stream one file through a fixed buffer: a regular file, or a pipe read until its
  * writers close it (a FIFO nobody writes reads as empty, it never blocks the open).

@@ -12,10 +12,9 @@
 
 #define SCAN_READ_BUFFER (1u << 20)
 
-/* Regular files are mapped a window at a time (no copy into a buffer, and the
- * window is unmapped before the next, so memory stays flat); anything mmap refuses
+/* Regular files are mapped a window (SCAN_WINDOW) at a time (no copy into a buffer, and
+ * the window is unmapped before the next, so memory stays flat); anything mmap refuses
  * (pipes, /proc) is read through a fixed buffer. */
-#define SCAN_WINDOW (8u << 20)
 
 static int scan_fd_read(struct ll_ncclscan *s, struct ll_ncclscan_stream *st, int fd, const char *path,
 			struct ll_error *err)

@@ -3,8 +3,9 @@
  *   nccl-scan-prefix.c   what stands before a record: NCCL and launcher prefixes, the process table
  *   nccl-scan-msg.c      what a message says: the per-kind recognisers, warning classes
  *   nccl-scan-files.c    files and directories fed to streams
- *   nccl-scan-parallel.c a large file on two threads: lines and records on one, the rest
- *                        on the other, the same calls in the same order (struct hand)
+ *   nccl-scan-parallel.c a large file in pieces cut into records on every CPU, the records
+ *                        read in file order by one thread at a time: the same calls in
+ *                        the same order (struct hand)
  *   nccl-scan-verdict.c  transport, GDR and fallback per process, host and job; words for people */
 #ifndef LLMLAUNCH_NCCL_SCAN_INTERNAL_H
 #define LLMLAUNCH_NCCL_SCAN_INTERNAL_H
@@ -21,6 +22,16 @@
 #include "llmlaunch/nccl-scan.h"
 
 enum cont_kind { CONT_NONE = 0, CONT_IB_DEVICES, CONT_SOCKET_IFS };
+
+/* A line is kept whole across two feeds up to this length; a longer one is scanned in
+ * pieces (nccl-scan.c). */
+#define SCAN_MAX_PARTIAL (64u << 10)
+/* A log whose NCCL prefixes and markers were removed is a posted excerpt: its stripped
+ * messages are looked for in a file's first lines only, until a marker shows up. */
+#define SCAN_STRIPPED_LINES 1000
+/* Regular files are fed to the scanner a mapped window of this many bytes at a time
+ * (nccl-scan-files.c). */
+#define SCAN_WINDOW (8u << 20)
 
 /* The prefix cache (nccl-scan-prefix.c): a prefix's bytes and what parsing them gave. */
 #define LL_PREFIX_CACHE_SLOTS 4096
@@ -106,19 +117,19 @@ static inline struct rank_state *rank_state_of(struct ll_nccl_rank *r)
 	return (struct rank_state *)((char *)r - offsetof(struct rank_state, pub));
 }
 
-/* The queue's block the scanner fills (the rest of the queue: nccl-scan-parallel.c).
- * A record is a struct pipe_rec, then the bytes from its prefix to the end of its
- * message (or the message alone), padded to 8 bytes. */
+/* The records of one piece of a file (nccl-scan-parallel.c), in blocks: a record
+ * points into the file's mapping, which stays until the record has been read. */
 struct pipe_rec {
 	unsigned long lineno;
-	uint32_t npre, moff, n;   /* prefix length; where the message starts; its length */
+	const char *pre, *m;
+	uint32_t npre, n;
 	uint32_t repeat;          /* INFO records after it with its prefix and nothing to read */
 	uint8_t kind, cont;
+	int8_t warn_class;        /* a WARN's class (from its text alone, so told by the cutting) */
 };
 struct pipe_fill {
-	char *data;
-	size_t used, size;
-	struct pipe_rec *last;    /* the last record put in this block, NULL none */
+	struct pipe_rec *data;    /* the block being filled */
+	size_t used, size;        /* records in it; room for */
 };
 
 /* Whether a NET/IB device list as printed ends on its line (ncclscan_msg_cont()): each
@@ -132,14 +143,27 @@ struct list_end {
 	bool ended;
 };
 
+/* WARN texts and their class (ncclscan_warn_class()): the same warning comes from many
+ * processes, and its class takes a dozen searches of its text. */
+#define LL_WARN_CLASS_SLOTS 256
+#define LL_WARN_CLASS_TEXT 1024   /* longer texts are classified each time */
+struct warn_class_slot {
+	uint64_t hash;
+	char *text;               /* NULL: empty */
+	size_t len;
+	int cls;
+};
+
 struct ll_ncclscan {
 	enum ll_net_expect expect;
-	/* A large file is read by two threads (nccl-scan-parallel.c): the scanner's
-	 * lines, prefixes and processes on one, what the records say on the other. */
-	struct ncclscan_pipe *pipe;     /* set while the other thread reads the records */
-	struct pipe_fill pipe_fill;     /* the block of it the scanner fills */
+	/* A large file is cut into records on every CPU (nccl-scan-parallel.c); a thread's
+	 * cutting runs on a copy of this struct with `pipe` set, the records go to its
+	 * piece, and the one thread reading them in order uses this one. */
+	struct ncclscan_pipe *pipe;     /* set on a cutting thread's copy */
+	struct pipe_fill pipe_fill;     /* the block of records it fills */
 	unsigned threads;               /* ll_ncclscan_set_threads(), when threads_set */
 	size_t parallel_min;
+	size_t piece_size;              /* ll_ncclscan_set_piece_size(), 0 the default */
 	bool threads_set;
 	double now;
 	struct ll_nccl_rank **ranks;
@@ -148,6 +172,7 @@ struct ll_ncclscan {
 	size_t table_size;
 	struct ll_nccl_rank *anonymous; /* lines without any prefix and no earlier process */
 	struct list_end *list_ends;     /* LL_LIST_END_SLOTS: NET/IB device lists and whether they end */
+	struct warn_class_slot *warn_classes; /* LL_WARN_CLASS_SLOTS, allocated at the first WARN */
 	struct prefix_slot *prefix_cache; /* LL_PREFIX_CACHE_SLOTS, allocated at the first prefix */
 	struct prefix_slot prefix_scratch; /* what a prefix too long for the cache parsed as */
 	struct ll_nccl_warning *warnings;
@@ -460,9 +485,13 @@ bool ncclscan_msg_trace(struct ll_ncclscan_stream *st, struct ll_nccl_rank *r, c
  * environment, plugins, libibverbs, GDR, NVLS, error traces): `m[0]` picked the caller. */
 void ncclscan_msg_other(struct ll_ncclscan *s, struct ll_ncclscan_stream *st, struct ll_nccl_rank *r,
 			const char *m, size_t n);
-/* The text after "NCCL WARN " of a record of process `r` (NULL: its prefix names none). */
+/* The text after "NCCL WARN " of a record of process `r` (NULL: its prefix names none);
+ * `cls`: its ll_nccl_warn_classify(), or -1 to tell it here. */
 void ncclscan_msg_warn(struct ll_ncclscan *s, struct ll_ncclscan_stream *st, struct ll_nccl_rank *r,
-		       const char *m, size_t n);
+		       const char *m, size_t n, int cls);
+/* ll_nccl_warn_classify() of a WARN's text, through a cache in `s`. */
+int ncclscan_warn_class(struct ll_ncclscan *s, const char *m, size_t n);
+void ncclscan_warn_classes_free(struct ll_ncclscan *s);
 /* The version after "NCCL version "; `r` may be NULL (a line without a prefix). */
 void ncclscan_msg_version(struct ll_ncclscan *s, struct ll_nccl_rank *r, const char *v, size_t n);
 /* The list an INFO message "NET/..." starts that a log collector may wrap onto the next
@@ -486,8 +515,8 @@ void ncclscan_rank_clear_state(struct ll_nccl_rank *r);
 /* ---- nccl-scan.c: what the scanner hands to the recognisers ------------------------ */
 
 /* A record handed to the recognisers, in file order: read at once (one thread), or
- * queued for the other thread (nccl-scan-parallel.c), which gives every call the same
- * arguments. The scanner cuts lines and records and follows wrapped lists; the
+ * kept with its piece (nccl-scan-parallel.c) and read later in order, with every call
+ * given the same arguments. The scanner cuts lines and records and follows wrapped lists; the
  * recognisers' side knows the processes (prefix cache, the stream's last process and
  * thread) and reads what the records say. Each side keeps to its own fields of the
  * stream: see struct ll_ncclscan_stream. */
@@ -505,64 +534,50 @@ struct hand {
 	const char *pre, *m;          /* the bytes before the marker; the message */
 	size_t npre, n;
 	unsigned repeat;              /* HAND_INFO, HAND_COUNT: so many HAND_COUNT after it with its prefix */
+	int warn_class;               /* HAND_WARN: its class when told already, else -1 */
 };
 /* Read a record handed over: `st` says the line number it had. */
 void ncclscan_apply(struct ll_ncclscan *s, struct ll_ncclscan_stream *st, const struct hand *h);
 
+/* Read records kept by a piece's cutting (nccl-scan-parallel.c): each with the line
+ * number it had plus `line_offset` (modulo: it may be "negative"). */
+struct pipe_rec;
+void ncclscan_apply_recs(struct ll_ncclscan *s, struct ll_ncclscan_stream *st, const struct pipe_rec *recs, size_t n,
+			 unsigned long line_offset);
+
 /* ---- nccl-scan-parallel.c -------------------------------------------------------- */
 
-/* Read the regular file `fd` of `size` bytes into stream `st` with two threads, and
- * flush it: 0, or -errno (-EIO: it shrank while being read). 1: this file is read by
- * one thread (too small, one CPU, no thread); nothing was read. */
+/* Read the regular file `fd` of `size` bytes into stream `st` on every CPU: 0, or
+ * -errno (-EIO: it shrank while being read). 1: this file is read by one thread (too
+ * small, one CPU, a line one thread would cut); nothing was read. */
 int ncclscan_parallel_file(struct ll_ncclscan *s, struct ll_ncclscan_stream *st, int fd, off_t size);
-/* memcpy for the short records of the queue, without a call: 16-byte moves, the last
- * one ending at n (reads stay inside the source). */
-static inline void ncclscan_copy(char *d, const char *src, size_t n)
-{
-#if defined(__SSE2__)
-	if (n >= 16) {
-		size_t i = 0;
-		for (; i + 16 < n; i += 16)
-			_mm_storeu_si128((__m128i *)(void *)(d + i), _mm_loadu_si128((const __m128i *)(const void *)(src + i)));
-		_mm_storeu_si128((__m128i *)(void *)(d + n - 16),
-				 _mm_loadu_si128((const __m128i *)(const void *)(src + n - 16)));
-		return;
-	}
-#endif
-	memcpy(d, src, n);
-}
-
-/* Make room for `need` bytes in the block being filled: hand the full one over. */
-void ncclscan_pipe_room(struct ncclscan_pipe *p, size_t need);
-/* Queue a record for the other thread. */
+/* Make room in the block being filled: put the full one on its piece's list. */
+void ncclscan_pipe_room(struct ncclscan_pipe *p);
+/* Keep a record for whoever reads the piece, in file order. */
 static inline void ncclscan_pipe_push(struct pipe_fill *f, struct ncclscan_pipe *p,
 				      const struct ll_ncclscan_stream *st, const struct hand *h)
 {
-	/* The prefix and the message lie in one buffer, the marker between them. */
-	size_t moff = !h->npre ? 0 : !h->n ? h->npre : (size_t)(h->m - h->pre), bytes = moff + h->n;
-	size_t need = sizeof(struct pipe_rec) + ((bytes + 7) & ~(size_t)7);
-	struct pipe_rec *rec = f->last;
+	struct pipe_rec *rec = f->used ? &f->data[f->used - 1] : NULL;
 
 	/* A record that only counts, after one of the same prefix, is one more count of it:
 	 * reading that prefix again would do nothing else (ncclscan_record()). */
 	if (h->kind == HAND_COUNT && rec && rec->npre == h->npre && rec->kind != HAND_WARN &&
-	    rec->kind != HAND_VERSION && rec->kind != HAND_CONT && (h->npre == 0 || same_bytes((const char *)(rec + 1), h->pre, h->npre))) {
+	    rec->kind != HAND_VERSION && rec->kind != HAND_CONT && (h->npre == 0 || same_bytes(rec->pre, h->pre, h->npre))) {
 		rec->repeat++;
 		return;
 	}
-	if (f->size - f->used < need)
-		ncclscan_pipe_room(p, need);
-	rec = (struct pipe_rec *)(void *)(f->data + f->used);
-	f->last = rec;
-	rec->repeat = 0;
+	if (f->used == f->size)
+		ncclscan_pipe_room(p);
+	rec = &f->data[f->used++];
 	rec->lineno = st->lineno;
+	rec->pre = h->pre;
+	rec->m = h->m;
 	rec->npre = (uint32_t)h->npre;
-	rec->moff = (uint32_t)moff;
 	rec->n = (uint32_t)h->n;
+	rec->repeat = 0;
 	rec->kind = (uint8_t)h->kind;
 	rec->cont = (uint8_t)h->cont;
-	ncclscan_copy((char *)(rec + 1), h->npre ? h->pre : h->m, bytes);
-	f->used += need;
+	rec->warn_class = (int8_t)h->warn_class;
 }
 
 /* ---- nccl-scan-verdict.c -------------------------------------------------------- */

@@ -352,6 +352,41 @@ enum ll_nccl_warn_class ll_nccl_warn_classify(const char *t, size_t n)
 	return c;
 }
 
+int ncclscan_warn_class(struct ll_ncclscan *s, const char *m, size_t n)
+{
+	uint64_t h;
+	struct warn_class_slot *e;
+
+	if (n > LL_WARN_CLASS_TEXT)
+		return (int)ll_nccl_warn_classify(m, n);
+	if (!s->warn_classes)
+		s->warn_classes = ll_calloc(LL_WARN_CLASS_SLOTS, sizeof(*s->warn_classes));
+	h = ncclscan_hash(m, n, 0x7761726e);
+	/* Two ways: two texts of one slot would otherwise push each other out. */
+	e = &s->warn_classes[h & (LL_WARN_CLASS_SLOTS - 2)];
+	for (int k = 0; k < 2; k++)
+		if (e[k].text && e[k].hash == h && e[k].len == n && memcmp(e[k].text, m, n) == 0)
+			return e[k].cls;
+	free(e[1].text);
+	e[1] = e[0];
+	e->text = ll_strndup(m, n);
+	e->hash = h;
+	e->len = n;
+	e->cls = (int)ll_nccl_warn_classify(m, n);
+	return e->cls;
+}
+
+/* Free the WARN classes kept in `s`. */
+void ncclscan_warn_classes_free(struct ll_ncclscan *s)
+{
+	if (!s->warn_classes)
+		return;
+	for (size_t i = 0; i < LL_WARN_CLASS_SLOTS; i++)
+		free(s->warn_classes[i].text);
+	free(s->warn_classes);
+	s->warn_classes = NULL;
+}
+
 /* ---- device and interface lists --------------------------------------------------- */
 
 /* One device of a list at s[*ip], added to `r` (at most 64 are kept) unless `r` is
@@ -1002,9 +1037,9 @@ void ncclscan_msg_other(struct ll_ncclscan *s, struct ll_ncclscan_stream *st, st
 }
 
 void ncclscan_msg_warn(struct ll_ncclscan *s, struct ll_ncclscan_stream *st, struct ll_nccl_rank *r,
-		       const char *m, size_t n)
+		       const char *m, size_t n, int cls)
 {
-	enum ll_nccl_warn_class c = ll_nccl_warn_classify(m, n);
+	enum ll_nccl_warn_class c = cls >= 0 ? (enum ll_nccl_warn_class)cls : ll_nccl_warn_classify(m, n);
 
 	s->warnings_total++;
 	s->by_class[c]++;

@@ -24,10 +24,6 @@
 #define SCAN_HAVE_AVX2 1
 #endif
 
-#define SCAN_MAX_PARTIAL (64u << 10)
-/* A log whose NCCL prefixes and markers were removed is a posted excerpt: its stripped
- * messages are looked for in a file's first lines only, until a marker shows up. */
-#define SCAN_STRIPPED_LINES 1000
 /* How far ahead of the mask pass to prefetch (bytes). */
 #ifndef SCAN_PREFETCH
 #define SCAN_PREFETCH 1024
@@ -199,7 +195,8 @@ static inline void apply(struct ll_ncclscan *s, struct ll_ncclscan_stream *st, c
 			msg_dispatch(s, st, r, h->m, h->n);
 		break;
 	case HAND_WARN:
-		ncclscan_msg_warn(s, st, ncclscan_prefixed_rank(s, st, h->pre, h->npre, true), h->m, h->n);
+		ncclscan_msg_warn(s, st, ncclscan_prefixed_rank(s, st, h->pre, h->npre, true), h->m, h->n,
+				  h->warn_class);
 		break;
 	case HAND_VERSION:
 		ncclscan_msg_version(s, ncclscan_prefixed_rank(s, st, h->pre, h->npre, false), h->m, h->n);
@@ -216,6 +213,20 @@ __attribute__((noinline)) void ncclscan_apply(struct ll_ncclscan *s, struct ll_n
 	apply(s, st, h);
 }
 
+void ncclscan_apply_recs(struct ll_ncclscan *s, struct ll_ncclscan_stream *st, const struct pipe_rec *recs, size_t n,
+			 unsigned long line_offset)
+{
+	for (size_t k = 0; k < n; k++) {
+		const struct pipe_rec *rec = &recs[k];
+		struct hand h = { .kind = (enum hand_kind)rec->kind, .cont = (enum cont_kind)rec->cont, .pre = rec->pre,
+				  .npre = rec->npre, .m = rec->m, .n = rec->n, .repeat = rec->repeat,
+				  .warn_class = rec->kind == HAND_WARN ? rec->warn_class : -1 };
+
+		st->lineno = rec->lineno + line_offset;
+		apply(s, st, &h);
+	}
+}
+
 /* A record for the recognisers: read now, or queued for the other thread. Inline in
  * the scanner's loop, with the recognisers' side out of it: the compiler would
  * otherwise weigh the whole of apply() and may keep this call out of the loop. */
@@ -223,11 +234,15 @@ static inline __attribute__((always_inline)) void hand(struct ll_ncclscan *s, st
 						       enum hand_kind k, enum cont_kind c, const char *pre,
 						       size_t npre, const char *m, size_t n)
 {
-	struct hand h = { .kind = k, .cont = c, .pre = pre, .npre = npre, .m = m, .n = n };
+	struct hand h = { .kind = k, .cont = c, .pre = pre, .npre = npre, .m = m, .n = n, .warn_class = -1 };
 
-	if (s->pipe)
+	if (s->pipe) {
+		/* A WARN's class comes from its text alone: told here, where pieces are cut
+		 * side by side, not by the one thread that reads them in order. */
+		if (k == HAND_WARN)
+			h.warn_class = ncclscan_warn_class(s, m, n);
 		ncclscan_pipe_push(&s->pipe_fill, s->pipe, st, &h);
-	else
+	} else
 		ncclscan_apply(s, st, &h);
 }
 
@@ -364,6 +379,7 @@ void ll_ncclscan_free(struct ll_ncclscan *s)
 		for (size_t i = 0; i < LL_LIST_END_SLOTS; i++)
 			free(s->list_ends[i].text);
 	free(s->list_ends);
+	ncclscan_warn_classes_free(s);
 	for (size_t i = 0; i < s->n_warnings; i++) {
 		free(s->warnings[i].file);
 		free(s->warnings[i].text);

@@ -1051,40 +1051,49 @@ static void dump(const struct ll_nccl_verdict *v, struct ll_buf *b)
 			    v->warnings[i].host ? v->warnings[i].host : "-", v->warnings[i].pid, v->warnings[i].text);
 }
 
-static char *verdict_with(const char *path, unsigned threads)
+static char *verdict_with(const char *path, unsigned threads, size_t piece)
 {
 	_cleanup_(ll_ncclscan_freep) struct ll_ncclscan *s = ll_ncclscan_new(LL_NET_EXPECT_ANY);
 	struct ll_buf b;
 
 	ll_ncclscan_set_threads(s, threads, 0);
+	ll_ncclscan_set_piece_size(s, piece);
 	assert_int_equal(ll_ncclscan_path(s, path, NULL), 0);
 	ll_buf_init(&b);
 	dump(ll_ncclscan_result(s), &b);
 	return b.s;
 }
 
-static void same_verdict(const char *path)
+/* One thread, and two cutting the file into pieces of `pieces` sizes (0: the default). */
+static void same_verdict(const char *path, const size_t *pieces, size_t n_pieces)
 {
-	_cleanup_free_ char *one = verdict_with(path, 1), *two = verdict_with(path, 2);
+	_cleanup_free_ char *one = verdict_with(path, 1, 0);
 
-	if (strcmp(one, two) != 0)
-		fail_msg("%s: one thread and two differ:\n%s\n----\n%s", path, one, two);
+	for (size_t i = 0; i < n_pieces; i++) {
+		_cleanup_free_ char *two = verdict_with(path, 2, pieces[i]);
+		if (strcmp(one, two) != 0)
+			fail_msg("%s: one thread and two (pieces of %zu bytes) differ:\n%s\n----\n%s", path, pieces[i],
+				 one, two);
+	}
 }
 
-/* Every fixture and real log, and a file of every real log's NCCL lines many times over
- * (so that the queue between the threads fills and waits): the same verdict. */
+/* Every fixture and real log, also cut into pieces of a few lines and of one line or
+ * less (so that a piece starts inside a wrapped device list, after a stripped line,
+ * inside a long line), and a file of every real log's NCCL lines many times over: the
+ * same verdict. */
 static void test_threads_same_verdict(void **state)
 {
 	const char *fx = getenv("LL_FIXTURES"), *real = getenv("LL_REALDATA");
 	const char *dirs[] = { "nccl", "nccl/grammar", "nccl/job-ib-gdr", "nccl/torchrun-tee", "nccl/init-failed" };
 	char tmpl[] = "/tmp/ll-nccl-threads-XXXXXX";
+	const size_t small[] = { 0, 1, 37, 300, 4096 }, large[] = { 0, 65536 };
 	int fd;
 
 	(void)state;
 	assert_non_null(fx);
 	for (size_t d = 0; d < LL_ARRAY_SIZE(dirs); d++) {
 		_cleanup_free_ char *dir = ll_asprintf("%s/%s", fx, dirs[d]);
-		same_verdict(dir);
+		same_verdict(dir, small, LL_ARRAY_SIZE(small));
 	}
 	if (!real || access(real, R_OK) != 0)
 		return;
@@ -1095,7 +1104,7 @@ static void test_threads_same_verdict(void **state)
 
 		if (access(dir, R_OK) != 0)
 			continue;
-		same_verdict(dir);
+		same_verdict(dir, small, LL_ARRAY_SIZE(small));
 		/* Every file of the directory, one after another, 40 times. */
 		ll_buf_init(&all);
 		{
@@ -1113,7 +1122,7 @@ static void test_threads_same_verdict(void **state)
 		for (int i = 0; i < 40; i++)
 			assert_int_equal(write(fd, all.s, all.len), (ssize_t)all.len);
 		close(fd);
-		same_verdict(tmpl);
+		same_verdict(tmpl, large, LL_ARRAY_SIZE(large));
 		unlink(tmpl);
 		strcpy(tmpl, "/tmp/ll-nccl-threads-XXXXXX");
 		ll_buf_release(&all);
