@@ -167,11 +167,22 @@ char *ll_channel_failure_verdict(const struct ll_worker_exit *v, size_t n, int *
 	return text;
 }
 
+static int by_rank(const void *a, const void *b)
+{
+	const struct ll_rank_stack *x = a, *y = b;
+
+	return x->rank != y->rank ? (x->rank < y->rank ? -1 : 1) : 0;
+}
+
 char *ll_channel_hang_verdict(const char *host, double silent_s, const struct ll_rank_stack *v, size_t n)
 {
+	_cleanup_free_ struct ll_rank_stack *s = ll_calloc(n ? n : 1, sizeof(*s));
 	_cleanup_free_ char *where = NULL;
 
-	ll_stacks_group(v, n, &where);
+	/* The nodes' stacks arrive in any order: the ranks are named in theirs. */
+	memcpy(s, v, n * sizeof(*s));
+	qsort(s, n, sizeof(*s), by_rank);
+	ll_stacks_group(s, n, &where);
 	return ll_asprintf("the job hangs: no rank on %s has printed anything for %.0f s; %s; each node's job "
 			   "directory keeps its ranks' stacks",
 			   host ? host : "?", silent_s, where);
