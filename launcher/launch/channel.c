@@ -160,7 +160,9 @@ char *ll_channel_failure_verdict(const struct ll_worker_exit *v, size_t n, int *
 	memcpy(s, v, n * sizeof(*s));
 	qsort(s, n, sizeof(*s), by_time_then_rank);
 	ll_failure_find(s, n, &f);
-	text = ll_failure_text(&f, false);
+	/* Only consequences: the rank that caused them reported nothing (its node's
+	 * llmlaunch went with it), and the verdict says so. */
+	text = ll_failure_text(&f, true);
 	if (ret_status)
 		*ret_status = f.first ? f.status : 0;
 	free(s);

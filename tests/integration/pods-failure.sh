@@ -71,7 +71,7 @@ echo "ok: kill: every pod prints the same verdict and exits 137, $stopped s afte
 
 # 2. A hang on p2: every node's stacks name the sleeping rank.
 run_all hang --hang-timeout 5 "$WORKER" sleep 1 120
-same_line hang "^llmlaunch: the job hangs: no rank on p[1-3] has printed anything for [0-9]* s; rank 1 waits in time.sleep in launch-failure-worker.py:[0-9]*, while ranks 0,2 wait in "
+same_line hang "^llmlaunch: the job hangs: no rank on p[1-3] has printed anything for [0-9]* s; rank 1 waits in time.sleep in launch-failure-worker.py:[0-9]*, while ranks 0,2 wait in all_reduce in "
 for k in 1 2 3; do
 	[ "$(cat "$agree_tmp/hang-p$k.rc")" = 1 ] || fail "hang: p$k exited $(cat "$agree_tmp/hang-p$k.rc"), not 1"
 done
