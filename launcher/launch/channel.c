@@ -35,6 +35,7 @@
 
 #define LINE_MAX_BYTES 4096
 #define RETRY_PAUSE_S 0.2       /* between rounds of connection attempts */
+#define HELLO_WAIT_S 2.0        /* a port whose listener does not answer: the next one */
 #define HANG_GATHER_S 5.0       /* node 0 waits this long for every node's stacks */
 #define DONE_WAIT_S 8.0         /* after STOP: for every node's torchrun to end (grace 2 s) */
 #define CLOSE_WAIT_S 1.0        /* node 0 waits this long for the nodes to close first */
@@ -82,7 +83,7 @@ struct ll_channel {
 	int ports[LL_RDZV_PORTS];
 	size_t port_i;
 	bool greeted;
-	double connect_until, next_try;
+	double connect_until, next_try, hello_until;
 	char *last_error;
 	struct ll_buf queue;        /* lines for node 0, sent once it answered HELLO */
 	int *sent;                  /* (local rank, attempt) pairs reported */
@@ -543,6 +544,7 @@ static void client_try(struct ll_channel *c)
 	}
 	c->up.fd = fd;
 	c->greeted = false;
+	c->hello_until = ll_now_s() + HELLO_WAIT_S;
 	ll_buf_reset(&c->up.in);
 	ll_buf_reset(&c->up.out);
 	peer_send(&c->up, c->hello);
@@ -596,6 +598,10 @@ static void client_poll(struct ll_channel *c)
 		client_try(c);
 		if (c->up.fd < 0)
 			return;
+	}
+	if (!c->greeted && ll_now_s() >= c->hello_until) {
+		client_next_port(c, "no answer to the hello");
+		return;
 	}
 	if (c->greeted && c->queue.len) {
 		peer_send(&c->up, c->queue.s);
