@@ -368,6 +368,11 @@ static int channel_watch(struct run_job *job)
 		channel_report(job);
 	}
 	f = ll_channel_poll(job->channel);
+	if ((f & LL_CHANNEL_STACKS) && !job->stacks_sent && !job->stacks_dir) {
+		/* no stacks here (no hang watch on this node): say so, node 0 goes on */
+		ll_channel_hang(job->channel, 0);
+		job->stacks_sent = true;
+	}
 	if ((f & LL_CHANNEL_STACKS) && !job->stacks_sent && !(f & LL_CHANNEL_STOP)) {
 		struct rank_worker *w;
 		size_t n;
