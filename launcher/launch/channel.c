@@ -158,7 +158,8 @@ char *ll_channel_failure_verdict(const struct ll_worker_exit *v, size_t n, int *
 	/* Every node's records together: a rank's "Connection closed by peer" on one node
 	 * is a consequence of a failure on another, and the cause is whichever rank
 	 * failed first of its own accord, wherever it ran. */
-	memcpy(s, v, n * sizeof(*s));
+	if (n)
+		memcpy(s, v, n * sizeof(*s));
 	qsort(s, n, sizeof(*s), by_time_then_rank);
 	ll_failure_find(s, n, &f);
 	/* Only consequences: the rank that caused them reported nothing (its node's
@@ -183,7 +184,8 @@ char *ll_channel_hang_verdict(const char *host, double silent_s, const struct ll
 	_cleanup_free_ char *where = NULL;
 
 	/* The nodes' stacks arrive in any order: the ranks are named in theirs. */
-	memcpy(s, v, n * sizeof(*s));
+	if (n)
+		memcpy(s, v, n * sizeof(*s));
 	qsort(s, n, sizeof(*s), by_rank);
 	ll_stacks_group(s, n, &where);
 	return ll_asprintf("the job hangs: no rank on %s has printed anything for %.0f s; %s; each node's job "
