@@ -83,3 +83,47 @@ bool ll_port_in_use(int port)
 	freeaddrinfo(ai);
 	return busy;
 }
+
+int ll_listen_any(int port, int *ret_fd)
+{
+	static const int families[] = { AF_INET6, AF_INET };
+	int last = -EADDRNOTAVAIL;
+
+	for (size_t f = 0; f < LL_ARRAY_SIZE(families); f++) {
+		struct sockaddr_storage ss = { 0 };
+		socklen_t len;
+		int one = 1, zero = 0, fd = socket(families[f], SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+
+		if (fd < 0) {
+			last = -errno;
+			continue;
+		}
+		/* As torchrun's store listens: the wildcard address, both families. */
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		if (families[f] == AF_INET6) {
+			struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
+			setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
+			a->sin6_family = AF_INET6;
+			a->sin6_addr = in6addr_any;
+			a->sin6_port = htons((uint16_t)port);
+			len = sizeof(*a);
+		} else {
+			struct sockaddr_in *a = (struct sockaddr_in *)&ss;
+			a->sin_family = AF_INET;
+			a->sin_addr.s_addr = htonl(INADDR_ANY);
+			a->sin_port = htons((uint16_t)port);
+			len = sizeof(*a);
+		}
+		if (bind(fd, (struct sockaddr *)&ss, len) < 0 || listen(fd, SOMAXCONN) < 0) {
+			last = -errno;
+			close(fd);
+			/* A port in use in one family is in use: do not try the other. */
+			if (last == -EADDRINUSE)
+				return last;
+			continue;
+		}
+		*ret_fd = fd;
+		return 0;
+	}
+	return last;
+}

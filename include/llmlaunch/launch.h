@@ -231,6 +231,7 @@ struct ll_rank_stack {
 	int rank;
 	char *text;                 /* the whole dump (owned) */
 	char *where;                /* "time.sleep in train.py:12" or "train.py:12 (main)"; NULL: none */
+	bool collective;            /* it waits inside torch.distributed (also read from `text`) */
 };
 /* The innermost frame of faulthandler's dump `text`: "FUNC in FILE:LINE" named by the
  * frame below it where the innermost one is in a library. Malloc'ed, NULL: no frame. */

@@ -23,4 +23,10 @@ int ll_free_port_any(int *ret, struct ll_error *err);
  * family: someone listens on it. False when it is free or cannot be checked. */
 bool ll_port_in_use(int port);
 
+/* Listen on `port` (0: one the kernel picks) of the wildcard address, IPv6 with IPv4
+ * mapped where the kernel has IPv6, else IPv4; non-blocking, close-on-exec,
+ * SO_REUSEADDR. 0 with *ret_fd, -EADDRINUSE at once when the port is taken, else the
+ * last -errno. */
+int ll_listen_any(int port, int *ret_fd);
+
 #endif

@@ -20,6 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "job.h"
 #include "llmlaunch/cli.h"
 #include "llmlaunch/clock.h"
 #include "llmlaunch/file.h"
@@ -102,9 +103,7 @@ static bool relay_once(struct worker_run *w, struct relay *r)
 	return true;
 }
 
-/* The node's name as its users know it: Slurm's for the node (emulated nodes share
- * one host), else the host's. */
-static char *node_name(void)
+char *run_node_name(void)
 {
 	const char *slurm = getenv("SLURMD_NODENAME");
 	char host[256];
@@ -226,7 +225,7 @@ static void __attribute__((noreturn)) run_and_record(char **argv, const char *st
 	if (w.activity)
 		unlink(w.activity);
 	{
-		_cleanup_free_ char *host = node_name(), *cause = NULL;
+		_cleanup_free_ char *host = run_node_name(), *cause = NULL;
 
 		if (WIFSIGNALED(st) || WEXITSTATUS(st) != 0) {
 			cause = ll_worker_cause_from_error_file(getenv("TORCHELASTIC_ERROR_FILE"));

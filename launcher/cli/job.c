@@ -184,16 +184,15 @@ static off_t file_size(const char *path)
 	return stat(path, &st) == 0 ? st.st_size : -1;
 }
 
-/* Ask every rank whose bootstrap registered the stacks handler for its stack, wait
- * until each has written it, and say where the ranks wait. */
-static char *collect_stacks(const struct run_job *job, const struct rank_worker *w, size_t n)
+/* Ask every rank whose bootstrap registered the stacks handler for its stack and wait
+ * until each has written it: one ll_rank_stack per worker (free_stacks). */
+static struct ll_rank_stack *collect_stacks(const struct run_job *job, const struct rank_worker *w, size_t n)
 {
 	struct ll_rank_stack *v = ll_calloc(n ? n : 1, sizeof(*v));
 	char **paths = ll_calloc(n ? n : 1, sizeof(char *));
 	off_t *sizes = ll_calloc(n ? n : 1, sizeof(off_t));
 	double deadline = ll_now_s() + STACKS_WAIT_S;
 	size_t asked = 0;
-	char *text;
 
 	for (size_t i = 0; i < n; i++) {
 		paths[i] = ll_asprintf("%s/rank-%d.txt", job->stacks_dir, w[i].rank);
@@ -227,17 +226,20 @@ static char *collect_stacks(const struct run_job *job, const struct rank_worker 
 		v[i].rank = w[i].rank;
 		if (sizes[i] > 0 && ll_read_file(paths[i], 1 << 20, &v[i].text) == 0)
 			v[i].where = ll_stack_where(v[i].text);
+		free(paths[i]);
 	}
-	ll_stacks_group(v, n, &text);
+	free(paths);
+	free(sizes);
+	return v;
+}
+
+static void free_stacks(struct ll_rank_stack *v, size_t n)
+{
 	for (size_t i = 0; i < n; i++) {
 		free(v[i].text);
 		free(v[i].where);
-		free(paths[i]);
 	}
 	free(v);
-	free(paths);
-	free(sizes);
-	return text;
 }
 
 /* The ranks' native frames, where py-spy or gdb is installed: what a rank blocked in
@@ -254,8 +256,28 @@ static char *native_stacks(const struct run_job *job, const struct rank_worker *
 	got = ll_native_stacks(t, asked, job->stacks_dir, NATIVE_STACKS_WAIT_S, &tool);
 	free(t);
 	if (!tool)
-		return ll_strdup(" (no native frames: neither py-spy nor gdb is installed)");
-	return ll_asprintf(" (native frames from %s: %zu of %zu ranks in rank-R.native.txt)", tool, got, asked);
+		return ll_strdup("no native frames: neither py-spy nor gdb is installed");
+	return ll_asprintf("native frames from %s: %zu of %zu ranks in rank-R.native.txt", tool, got, asked);
+}
+
+/* Several nodes: this node's ranks' stacks go to node 0, which names the ranks that
+ * differ among all of them and stops every node. */
+static void send_stacks(struct run_job *job, const struct rank_worker *w, size_t n, double silent)
+{
+	struct ll_rank_stack *v = collect_stacks(job, w, n);
+	_cleanup_free_ char *native = NULL;
+
+	for (size_t i = 0; i < n; i++)
+		ll_channel_stack(job->channel, v[i].rank, v[i].text && strstr(v[i].text, "torch/distributed/"),
+				 v[i].where);
+	ll_channel_hang(job->channel, silent);
+	free_stacks(v, n);
+	/* After the Python frames are on their way: node 0 waits for those, not these. */
+	native = native_stacks(job, w, n);
+	ll_errorf("this node's %s, beside the Python stacks in %s", native, job->stacks_dir);
+	job->stacks_sent = true;
+	job->hung = true;
+	job->failed = true;
 }
 
 static int rank_cmp(const void *a, const void *b)
@@ -283,10 +305,23 @@ static int hang_watch(struct run_job *job)
 		return LL_WATCH_GO_ON;
 	}
 	qsort(w, n, sizeof(*w), rank_cmp);
-	where = collect_stacks(job, w, n);
+	if (job->channel && !job->hang_dump) {
+		/* node 0 decides, says and stops (channel_watch) */
+		if (!job->stacks_sent)
+			send_stacks(job, w, n, silent);
+		free(w);
+		job->hang_stop = true;
+		return LL_WATCH_GO_ON;
+	}
+	{
+		struct ll_rank_stack *v = collect_stacks(job, w, n);
+
+		ll_stacks_group(v, n, &where);
+		free_stacks(v, n);
+	}
 	native = native_stacks(job, w, n);
 	free(w);
-	verdict = ll_asprintf("the job hangs: no rank has printed anything for %.0f s; %s; every rank's stack is in %s%s",
+	verdict = ll_asprintf("the job hangs: no rank has printed anything for %.0f s; %s; every rank's stack is in %s (%s)",
 			      silent, where, job->stacks_dir, native);
 	ll_errorf("%s", verdict);
 	path = ll_asprintf("%s/verdict", job->path);
@@ -301,10 +336,137 @@ static int hang_watch(struct run_job *job)
 	return LL_WATCH_STOP_NOW;
 }
 
+/* ---- the job channel ---- */
+
+/* How long a node tries to reach node 0's channel, and waits for the verdict once its
+ * own torchrun has ended (node 0 waits up to 8 s for every node's end after a stop). */
+#define CHANNEL_CONNECT_S 60.0
+#define CHANNEL_VERDICT_WAIT_S 12.0
+
+static void channel_open(struct run_job *job, const struct ll_plan *plan)
+{
+	const char *addr = ll_plan_value(plan, "torchrun.master_addr");
+	const char *port = ll_plan_value(plan, "torchrun.master_port");
+	const char *rank = ll_plan_value(plan, "torchrun.node_rank");
+	_cleanup_free_ char *id = NULL, *name = run_node_name();
+	struct ll_error err = { 0 };
+
+	if (plan->nnodes < 2 || !job->launch->status_dir || !addr || !port || !rank)
+		return;
+	id = ll_asprintf("llmlaunch channel %s:%s %d", addr, port, plan->nnodes);
+	if (ll_channel_open(&(struct ll_channel_job){ .id = id,
+						     .nnodes = (size_t)plan->nnodes,
+						     .node_rank = (size_t)atoi(rank),
+						     .master_addr = addr,
+						     .master_port = atoi(port),
+						     .name = name,
+						     .max_restarts = job->max_restarts,
+						     .connect_s = CHANNEL_CONNECT_S },
+			    &job->channel, &err) < 0) {
+		ll_warnf("%s: each node stops on its own failures only", err.message);
+		ll_error_clear(&err);
+	}
+}
+
+/* Send node 0 this node's records not yet sent. */
+static void channel_report(struct run_job *job)
+{
+	struct ll_worker_exit *v;
+	size_t n;
+
+	if (ll_worker_exits_read(job->launch->status_dir, &v, &n) < 0)
+		return;
+	for (size_t i = 0; i < n; i++)
+		ll_channel_exit(job->channel, &v[i]);
+	ll_worker_exits_free(v, n);
+}
+
+static int channel_watch(struct run_job *job)
+{
+	double now = ll_now_s();
+	int f;
+
+	if (!job->channel || job->channel_stop)
+		return LL_WATCH_GO_ON;
+	if (now >= job->next_report) {
+		job->next_report = now + RECORDS_INTERVAL_S;
+		channel_report(job);
+	}
+	f = ll_channel_poll(job->channel);
+	if ((f & LL_CHANNEL_STACKS) && !job->stacks_sent && !job->stacks_dir) {
+		/* no stacks here (no hang watch on this node): say so, node 0 goes on */
+		ll_channel_hang(job->channel, 0);
+		job->stacks_sent = true;
+	}
+	if ((f & LL_CHANNEL_STACKS) && !job->stacks_sent && !(f & LL_CHANNEL_STOP)) {
+		struct rank_worker *w;
+		size_t n;
+		bool printed;
+		double last = last_activity(job, &w, &n, &printed);
+
+		qsort(w, n, sizeof(*w), rank_cmp);
+		send_stacks(job, w, n, real_now() - last);
+		free(w);
+		f = ll_channel_poll(job->channel);
+	}
+	if (f & LL_CHANNEL_LOST) {
+		ll_errorf("%s: stopping this node's ranks", ll_channel_lost(job->channel));
+		job->channel_stop = true;
+		return LL_WATCH_STOP_NOW;
+	}
+	if ((f & LL_CHANNEL_GONE) && ll_channel_lost(job->channel)) {
+		ll_warnf("%s", ll_channel_lost(job->channel));
+		ll_channel_closep(&job->channel);
+		return LL_WATCH_GO_ON;
+	}
+	if (f & LL_CHANNEL_STOP) {
+		job->channel_stop = true;
+		return LL_WATCH_STOP_NOW;
+	}
+	return LL_WATCH_GO_ON;
+}
+
+/* This node's job ended: its last records and its end go to node 0, and the verdict
+ * comes back. True when the channel gave the verdict (printed, and *status is the
+ * job's). */
+static bool channel_finish(struct run_job *job, int *status)
+{
+	const char *verdict;
+	int f, vstatus;
+
+	if (!job->channel)
+		return false;
+	channel_report(job);
+	f = ll_channel_done(job->channel, *status, CHANNEL_VERDICT_WAIT_S);
+	verdict = ll_channel_verdict(job->channel, &vstatus);
+	if (verdict) {
+		_cleanup_free_ char *path = ll_asprintf("%s/verdict", job->path);
+		_cleanup_free_ char *line = ll_asprintf("%s\n", verdict);
+		_cleanup_free_ char *record = ll_channel_record(job->channel);
+
+		ll_errorf("%s", verdict);
+		ll_file_replace(path, line, strlen(line), 0600);
+		if (record && *record) {
+			_cleanup_free_ char *rpath = ll_asprintf("%s/job-record", job->path);
+
+			ll_file_replace(rpath, record, strlen(record), 0600);
+		}
+		job->failed = true;
+		*status = vstatus;
+		return true;
+	}
+	if ((f & LL_CHANNEL_LOST) && !job->channel_stop)
+		ll_errorf("%s", ll_channel_lost(job->channel));
+	return false;
+}
+
 static int job_watch(void *data)
 {
 	struct run_job *job = data;
-	int r = failure_watch(job);
+	int r = channel_watch(job);
+
+	if (r == LL_WATCH_GO_ON)
+		r = failure_watch(job);
 
 	if (r == LL_WATCH_GO_ON)
 		r = hang_watch(job);
@@ -381,6 +543,7 @@ int run_job_supervise(struct run_job *job, const struct ll_plan *plan, int *ret_
 		}
 		job->started = real_now();
 	}
+	channel_open(job, plan);
 	fflush(stdout);
 	fflush(stderr);
 	{
@@ -399,8 +562,10 @@ int run_job_supervise(struct run_job *job, const struct ll_plan *plan, int *ret_
 	if (r < 0)
 		return r;
 	/* torchrun exits 1 whatever a worker's status was: report the first failing
-	 * rank's own, and name it. Statuses above 128 are signals and stay. */
-	if (job->launch->status_dir) {
+	 * rank's own, and name it. Statuses above 128 are signals and stay. Several
+	 * nodes: node 0's verdict, the same on each; this node's own when the channel
+	 * did not give one. */
+	if (!channel_finish(job, &status) && job->launch->status_dir) {
 		struct ll_worker_exit *v;
 		struct ll_failure f;
 		size_t n;
@@ -490,6 +655,7 @@ void run_job_release(struct run_job *job, bool keep)
 		else
 			remove_records(job->launch->status_dir, job->path);
 	}
+	ll_channel_closep(&job->channel);
 	ll_ncclwatch_free(job->nccl);
 	ll_launch_free(job->launch);
 	if (job->dir.path)

@@ -7,6 +7,7 @@
 #define LLMLAUNCH_CLI_JOB_H
 
 #include <stdbool.h>
+#include "llmlaunch/channel.h"
 #include "llmlaunch/launch.h"
 #include "llmlaunch/nccl-watch.h"
 #include "llmlaunch/plan.h"
@@ -49,6 +50,11 @@ struct run_job {
 	double hang_dumped;         /* CLOCK_REALTIME of the last dump; 0: none */
 	bool hung;                  /* the stacks were taken: they stay with the record */
 	bool hang_stop;             /* ... and the job was stopped for it */
+	/* The job channel (several nodes, supervised): node 0 decides for every node. */
+	struct ll_channel *channel;
+	double next_report;         /* when to send this node's new records */
+	bool stacks_sent;           /* this node's stacks went to node 0 */
+	bool channel_stop;          /* node 0 stopped the job, or the channel was lost */
 };
 
 /* Everything up to the command: the directory (created unless dry_run; what killed
@@ -63,6 +69,10 @@ int run_job_open(struct run_job *job, struct ll_plan *plan, char *const *environ
  * *ret_status is the job's exit status (the failing script's own, not torchrun's 1).
  * 0 or -errno when the job could not be started. */
 int run_job_supervise(struct run_job *job, const struct ll_plan *plan, int *ret_status, struct ll_error *err);
+/* The node's name as its users know it: Slurm's for the node (emulated nodes share
+ * one host), else the host's. Malloc'ed; NULL unknown. */
+char *run_node_name(void);
+
 /* The job is over: keep the job's own NCCL logs (and say where) when `keep`, else
  * remove them; release the directory. Safe on a job never prepared. */
 void run_job_release(struct run_job *job, bool keep);

@@ -509,7 +509,7 @@ size_t ll_stacks_group(const struct ll_rank_stack *v, size_t n, char **ret_text)
 			ng->where = w;
 			/* Ranks inside torch.distributed wait for a peer: on a tie they are
 			 * the victims, the others the ones that keep them waiting. */
-			ng->collective = v[i].text && strstr(v[i].text, "torch/distributed/");
+			ng->collective = v[i].collective || (v[i].text && strstr(v[i].text, "torch/distributed/"));
 		}
 		*(int *)ll_array_push(&g[k].ranks, &g[k].n, sizeof(int)) = v[i].rank;
 	}
