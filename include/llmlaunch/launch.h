@@ -189,6 +189,9 @@ struct ll_worker_exit {
  * 0 (none: *ret NULL) or -errno. */
 int ll_worker_exits_read(const char *dir, struct ll_worker_exit **ret, size_t *ret_n);
 void ll_worker_exits_free(struct ll_worker_exit *v, size_t n);
+/* qsort order of exit records: oldest attempt first, then by time, then by rank
+ * (global, then local): equal times go to the lower rank. */
+int ll_worker_exit_cmp(const void *a, const void *b);
 
 /* The job's first failure: of the latest attempt, the earliest failed rank whose
  * failure is not a consequence of another's (ll_worker_cause_is_consequence; a

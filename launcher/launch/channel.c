@@ -138,17 +138,6 @@ int ll_channel_exit_parse(const char *line, struct ll_worker_exit *ret)
 
 /* ---- node 0's decision ---- */
 
-static int by_time_then_rank(const void *a, const void *b)
-{
-	const struct ll_worker_exit *x = a, *y = b;
-
-	if (x->attempt != y->attempt)
-		return x->attempt < y->attempt ? -1 : 1;
-	if (x->time_ns != y->time_ns)
-		return x->time_ns < y->time_ns ? -1 : 1;
-	return x->rank != y->rank ? (x->rank < y->rank ? -1 : 1) : x->local_rank - y->local_rank;
-}
-
 char *ll_channel_failure_verdict(const struct ll_worker_exit *v, size_t n, int *ret_status)
 {
 	struct ll_worker_exit *s = ll_calloc(n ? n : 1, sizeof(*s));
@@ -160,7 +149,7 @@ char *ll_channel_failure_verdict(const struct ll_worker_exit *v, size_t n, int *
 	 * failed first of its own accord, wherever it ran. */
 	if (n)
 		memcpy(s, v, n * sizeof(*s));
-	qsort(s, n, sizeof(*s), by_time_then_rank);
+	qsort(s, n, sizeof(*s), ll_worker_exit_cmp);
 	ll_failure_find(s, n, &f);
 	/* Only consequences: the rank that caused them reported nothing (its node's
 	 * llmlaunch went with it), and the verdict says so. */

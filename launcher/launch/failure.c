@@ -86,7 +86,7 @@ static int parse_record(const char *text, struct ll_worker_exit *x)
 	return 0;
 }
 
-static int exit_cmp(const void *a, const void *b)
+int ll_worker_exit_cmp(const void *a, const void *b)
 {
 	const struct ll_worker_exit *x = a, *y = b;
 
@@ -94,6 +94,8 @@ static int exit_cmp(const void *a, const void *b)
 		return x->attempt < y->attempt ? -1 : 1;
 	if (x->time_ns != y->time_ns)
 		return x->time_ns < y->time_ns ? -1 : 1;
+	if (x->rank != y->rank)
+		return x->rank < y->rank ? -1 : 1;
 	return x->local_rank - y->local_rank;
 }
 
@@ -121,7 +123,7 @@ int ll_worker_exits_read(const char *dir, struct ll_worker_exit **ret, size_t *r
 	}
 	closedir(d);
 	if (n)
-		qsort(v, n, sizeof(*v), exit_cmp);
+		qsort(v, n, sizeof(*v), ll_worker_exit_cmp);
 	*ret = v;
 	*ret_n = n;
 	return 0;
