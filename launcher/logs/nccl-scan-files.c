@@ -88,6 +88,13 @@ static int scan_file(struct ll_ncclscan *s, const char *path, bool pipes, struct
 	st = ll_ncclscan_stream_new(s, path);
 	if (S_ISREG(sb.st_mode) && sb.st_size > 0) {
 		r = ncclscan_parallel_file(s, st, fd, sb.st_size);
+		/* Its pieces are read once: after an error some were, so reading the file
+		 * again would count their lines twice. */
+		if (r < 0) {
+			close(fd);
+			return ll_error_set(err, r, "cannot read '%s': %s%s", path, strerror(-r),
+					    r == -EIO ? " (did it shrink while being read?)" : "");
+		}
 		if (r == 1)
 			r = scan_fd_mapped(s, st, fd, sb.st_size);
 		if (r == -EIO) {
