@@ -22,6 +22,8 @@ Features:
   stacks     every thread's Python stack into $LLMLAUNCH_STACKS_DIR/rank-RANK.txt on the
              signal $LLMLAUNCH_STACKS_SIGNAL (faulthandler; the script goes on): how
              llmlaunch names where each rank waits when a job hangs (--hang-timeout).
+             It also names $LLMLAUNCH_STACKS_TRACER (llmlaunch) the rank's ptracer, so
+             gdb or py-spy started by llmlaunch may attach under Yama's ptrace_scope 1.
 
 A new feature is a function in FEATURES; an unknown name stops the start with one line
 (an older bootstrap than the llmlaunch that named it is an installation problem).
@@ -134,6 +136,25 @@ def _stacks():
         os.rename(path + ".tmp", path)
     except (OSError, ValueError, RuntimeError) as e:
         sys.stderr.write("llmlaunch bootstrap: no stacks for rank %s: %s\n" % (rank, e))
+    _allow_tracer(os.environ.get("LLMLAUNCH_STACKS_TRACER"))
+
+
+# prctl(2)'s PR_SET_PTRACER ("Ya" "ma"): under Yama's ptrace_scope 1 (Ubuntu's
+# default) only a process's ancestors may attach to it; gdb and py-spy, started by
+# llmlaunch for native frames, are its children, not the rank's ancestors.
+_PR_SET_PTRACER = 0x59616D61
+
+
+def _allow_tracer(pid):
+    """Let llmlaunch's process `pid` and its children attach to this rank. Without
+    Yama the call fails with EINVAL and nothing changes."""
+    if not pid or not pid.isdigit():
+        return
+    try:
+        import ctypes
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PTRACER, int(pid), 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
 
 
 FEATURES = {

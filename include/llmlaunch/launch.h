@@ -27,6 +27,9 @@
  * signal on which the bootstrap's "stacks" feature writes them. */
 #define LL_STACKS_DIR_ENV "LLMLAUNCH_STACKS_DIR"
 #define LL_STACKS_SIGNAL_ENV "LLMLAUNCH_STACKS_SIGNAL"
+/* The supervising llmlaunch's pid, which each rank names its ptracer (PR_SET_PTRACER)
+ * so that gdb or py-spy started by it may attach where Yama's ptrace_scope is 1. */
+#define LL_STACKS_TRACER_ENV "LLMLAUNCH_STACKS_TRACER"
 #define LL_BOOTSTRAP_STACKS "stacks"
 /* A real-time signal nothing else in a training job uses (glibc's SIGRTMIN is 34;
  * the first two are the threads library's). Its default action ends a process, so

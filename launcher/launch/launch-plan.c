@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "llmlaunch/env.h"
 #include "llmlaunch/launch.h"
@@ -161,7 +162,7 @@ static void plan_hang_watch(struct ll_plan *plan, const struct ll_launch_job *jo
 {
 	const char *timeout = ll_plan_value(plan, "hang_timeout");
 	const char *boot = ll_plan_value(plan, LL_BOOTSTRAP_ENV);
-	_cleanup_free_ char *stacks = NULL, *sig = NULL, *features = NULL, *why = NULL;
+	_cleanup_free_ char *stacks = NULL, *sig = NULL, *tracer = NULL, *features = NULL, *why = NULL;
 
 	/* --exec, --run_path: nobody is there to watch (docs/failures.md says so). */
 	if (!timeout || !supervised)
@@ -173,6 +174,10 @@ static void plan_hang_watch(struct ll_plan *plan, const struct ll_launch_job *jo
 	put(plan, LL_STACKS_DIR_ENV, stacks, true, "where each rank's Python stack goes when the job hangs");
 	put(plan, LL_STACKS_SIGNAL_ENV, sig, true,
 	    "the real-time signal on which the bootstrap's stacks feature dumps every thread's stack (faulthandler)");
+	tracer = ll_asprintf("%d", (int)getpid());
+	put(plan, LL_STACKS_TRACER_ENV, tracer, true,
+	    "this llmlaunch, which supervises the job: each rank lets it and its children (gdb, py-spy, for "
+	    "native frames) attach where Yama's ptrace_scope is 1, which allows only a process's ancestors");
 	if (boot && *boot) {
 		features = ll_asprintf("%s,%s", boot, LL_BOOTSTRAP_STACKS);
 		why = ll_asprintf("%s, and stacks for the hang watch (--hang-timeout)", boot);

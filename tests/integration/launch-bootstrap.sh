@@ -74,6 +74,20 @@ done
 grep -q "^$PY [^ ]*/llmlaunch_boot.py -m torch.distributed.run .* -- $PY -u [^ ]*/llmlaunch_boot.py sub/show.py 0\$" \
 	"$WORK/dry.out" || fail "dry run's command: $(tail -1 "$WORK/dry.out")"
 
+# The stacks feature names llmlaunch's process the rank's ptracer (PR_SET_PTRACER), so
+# that gdb or py-spy, its children, may attach under Yama's ptrace_scope 1. The kernel
+# here may have no Yama (the call then fails with EINVAL): strace shows the call.
+if command -v strace >/dev/null; then
+	mkdir "$WORK/stacks"
+	LLMLAUNCH_BOOTSTRAP=stacks LLMLAUNCH_STACKS_DIR="$WORK/stacks" LLMLAUNCH_STACKS_SIGNAL=38 RANK=0 \
+		LLMLAUNCH_STACKS_TRACER=4321 strace -o "$WORK/strace.out" -e trace=prctl \
+		"$PY" "$LL_SRCDIR/python/llmlaunch_boot.py" sub/show.py 0 >/dev/null ||
+		fail "the bootstrap with stacks failed under strace"
+	grep -q '^prctl(PR_SET_PTRACER, 4321' "$WORK/strace.out" ||
+		fail "the stacks feature did not name its ptracer: $(cat "$WORK/strace.out")"
+	[ -e "$WORK/stacks/rank-0.txt" ] || fail "the stacks feature did not register its handler"
+fi
+
 # A feature this bootstrap does not know: one line, no traceback.
 set +e
 LLMLAUNCH_BOOTSTRAP=libuv-off,warp-drive "$LLMLAUNCH" --python "$PY" --nproc-per-node 1 sub/show.py 0 \
