@@ -146,18 +146,32 @@ struct pmix_state {
 	bool initialized;
 };
 
+/* How long a Get of collected data may wait on this node's server. */
+#define LOCAL_GET_TIMEOUT_S 10
+
 /* A blocking Get for values the server holds already (job info, collected data);
- * `local`: only what this process has, never a request to a peer. */
+ * `local`: data a collecting fence delivered. PMIx 4's clients see it in their own
+ * store (the server's shared-memory store), so PMIX_OPTIONAL finds it without asking
+ * anyone; PMIx 5's keep it in this node's server only (no shared-memory store:
+ * PMIX_OPTIONAL answers PMIX_ERR_NOT_FOUND, seen with OpenPMIx 5.0.7 under Slurm
+ * 24.11), so a miss asks the server, bounded: it has every peer's data since the
+ * fence and answers from it. */
 static int get_string(const pmix_proc_t *proc, const char *key, bool local, char **ret)
 {
 	pmix_value_t *v = NULL;
 	pmix_info_t info;
 	bool yes = true;
+	int timeout = LOCAL_GET_TIMEOUT_S;
 	pmix_status_t rc;
 
 	PMIX_INFO_LOAD(&info, PMIX_OPTIONAL, &yes, PMIX_BOOL);
 	rc = PMIx_Get(proc, key, local ? &info : NULL, local ? 1 : 0, &v);
 	PMIX_INFO_DESTRUCT(&info);
+	if (rc == PMIX_ERR_NOT_FOUND && local) {
+		PMIX_INFO_LOAD(&info, PMIX_TIMEOUT, &timeout, PMIX_INT);
+		rc = PMIx_Get(proc, key, &info, 1, &v);
+		PMIX_INFO_DESTRUCT(&info);
+	}
 	if (rc != PMIX_SUCCESS)
 		return rc;
 	if (v->type != PMIX_STRING) {
