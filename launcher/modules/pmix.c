@@ -465,7 +465,10 @@ static void share_failures(struct pmix_state *st, const struct ll_rdzv_outcome *
 
 	st->deadline = ll_now_s() + reach_s + 5.0;
 	st->checkin_off = true;
-	if (out->self_failed && put_string(KEY_UNREACH, out->detail) != PMIX_SUCCESS)
+	/* Every node says something, "" when it reached rank 0: a key some peers never
+	 * put costs PMIx 5 a wait for each of them (its Get of a missing key waits for
+	 * the peer instead of answering "not found"). */
+	if (put_string(KEY_UNREACH, out->self_failed ? out->detail : "") != PMIX_SUCCESS)
 		return;
 	if (commit(st->deadline, &rc) < 0 || fence(st, true, &rc) < 0)
 		return;
@@ -475,7 +478,8 @@ static void share_failures(struct pmix_state *st, const struct ll_rdzv_outcome *
 		_cleanup_free_ char *text = NULL;
 		pmix_proc_t p = rank_proc(st, i);
 
-		if (i == st->me.rank ? !out->self_failed : get_string(&p, KEY_UNREACH, true, &text) != PMIX_SUCCESS)
+		if (i == st->me.rank ? !out->self_failed
+				     : get_string(&p, KEY_UNREACH, true, &text) != PMIX_SUCCESS || !*text)
 			continue;
 		if (n < UNREACH_SHOWN)
 			ll_buf_addf(&msg, "%s%s", n ? "; " : "", i == st->me.rank ? out->detail : text);
