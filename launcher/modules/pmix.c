@@ -146,18 +146,32 @@ struct pmix_state {
 	bool initialized;
 };
 
+/* How long a Get of collected data may wait on this node's server. */
+#define LOCAL_GET_TIMEOUT_S 10
+
 /* A blocking Get for values the server holds already (job info, collected data);
- * `local`: only what this process has, never a request to a peer. */
+ * `local`: data a collecting fence delivered. PMIx 4's clients see it in their own
+ * store (the server's shared-memory store), so PMIX_OPTIONAL finds it without asking
+ * anyone; PMIx 5's keep it in this node's server only (no shared-memory store:
+ * PMIX_OPTIONAL answers PMIX_ERR_NOT_FOUND, seen with OpenPMIx 5.0.7 under Slurm
+ * 24.11), so a miss asks the server, bounded: it has every peer's data since the
+ * fence and answers from it. */
 static int get_string(const pmix_proc_t *proc, const char *key, bool local, char **ret)
 {
 	pmix_value_t *v = NULL;
 	pmix_info_t info;
 	bool yes = true;
+	int timeout = LOCAL_GET_TIMEOUT_S;
 	pmix_status_t rc;
 
 	PMIX_INFO_LOAD(&info, PMIX_OPTIONAL, &yes, PMIX_BOOL);
 	rc = PMIx_Get(proc, key, local ? &info : NULL, local ? 1 : 0, &v);
 	PMIX_INFO_DESTRUCT(&info);
+	if (rc == PMIX_ERR_NOT_FOUND && local) {
+		PMIX_INFO_LOAD(&info, PMIX_TIMEOUT, &timeout, PMIX_INT);
+		rc = PMIx_Get(proc, key, &info, 1, &v);
+		PMIX_INFO_DESTRUCT(&info);
+	}
 	if (rc != PMIX_SUCCESS)
 		return rc;
 	if (v->type != PMIX_STRING) {
@@ -451,7 +465,10 @@ static void share_failures(struct pmix_state *st, const struct ll_rdzv_outcome *
 
 	st->deadline = ll_now_s() + reach_s + 5.0;
 	st->checkin_off = true;
-	if (out->self_failed && put_string(KEY_UNREACH, out->detail) != PMIX_SUCCESS)
+	/* Every node says something, "" when it reached rank 0: a key some peers never
+	 * put costs PMIx 5 a wait for each of them (its Get of a missing key waits for
+	 * the peer instead of answering "not found"). */
+	if (put_string(KEY_UNREACH, out->self_failed ? out->detail : "") != PMIX_SUCCESS)
 		return;
 	if (commit(st->deadline, &rc) < 0 || fence(st, true, &rc) < 0)
 		return;
@@ -461,7 +478,8 @@ static void share_failures(struct pmix_state *st, const struct ll_rdzv_outcome *
 		_cleanup_free_ char *text = NULL;
 		pmix_proc_t p = rank_proc(st, i);
 
-		if (i == st->me.rank ? !out->self_failed : get_string(&p, KEY_UNREACH, true, &text) != PMIX_SUCCESS)
+		if (i == st->me.rank ? !out->self_failed
+				     : get_string(&p, KEY_UNREACH, true, &text) != PMIX_SUCCESS || !*text)
 			continue;
 		if (n < UNREACH_SHOWN)
 			ll_buf_addf(&msg, "%s%s", n ? "; " : "", i == st->me.rank ? out->detail : text);

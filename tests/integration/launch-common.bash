@@ -49,13 +49,26 @@ field() {
 
 # The job directory must be gone and torchrun must have left nothing in TMPDIR.
 # Except one thing of torch's own: a worker that imports torch.distributed.nn (torch
-# 2.6 does through torch.distributed._shard on the example's path) makes an empty
-# TemporaryDirectory (torch/distributed/nn/jit/instantiator.py, _TEMP_DIR) that a
-# finalizer removes at a normal exit only, so each worker that a signal ends leaves
-# one, under bare torchrun too: those are dropped.
+# 2.6 does through torch.distributed._shard on the example's path) makes a
+# TemporaryDirectory (torch/distributed/nn/jit/instantiator.py, _TEMP_DIR) holding only
+# the generated _remote_module_*.py (and its __pycache__), which a finalizer removes at
+# a normal exit only, so each worker that a signal ends leaves one, under bare
+# torchrun too: those are dropped.
+drop_torch_module_dirs() {
+	local d f torch_only
+	for d in "$TMPDIR"/tmp????????; do
+		[ -d "$d" ] || continue
+		torch_only=1
+		for f in "$d"/* "$d"/.[!.]*; do
+			[ -e "$f" ] || continue
+			case ${f##*/} in _remote_module_*.py | __pycache__) ;; *) torch_only= ;; esac
+		done
+		[ -z "$torch_only" ] || rm -rf "$d"
+	done
+}
 assert_tmp_clean() {
 	local left
-	find "$TMPDIR" -mindepth 1 -maxdepth 1 -type d -name 'tmp????????' -empty -delete
+	drop_torch_module_dirs
 	left=$(ls -A "$TMPDIR")
 	[ -z "$left" ] || fail "left behind in TMPDIR: $left"
 }

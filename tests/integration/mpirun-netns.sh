@@ -24,14 +24,18 @@ printf 'n%s slots=1\n' 1 2 3 4 >"$dir/hostfile"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_plm_rsh_agent=$(slurm_netns_mpi_agent) OMPI_MCA_plm_rsh_no_tree_spawn=1
 export OMPI_MCA_oob_tcp_if_include=203.0.113.0/25 OMPI_MCA_btl_tcp_if_include=203.0.113.0/25
+# Open MPI 5 (Debian 13) starts its daemons through PRRTE, whose names differ.
+export PRTE_MCA_plm_ssh_agent=$OMPI_MCA_plm_rsh_agent PRTE_MCA_plm_ssh_no_tree_spawn=1
+export PRTE_MCA_oob_tcp_if_include=203.0.113.0/25
 
-# mpi OUTDIR CMD...: 4 processes, one a node; each rank's output under OUTDIR/1/rank.R/.
+# mpi OUTDIR CMD...: 4 processes, one a node; each rank's output under OUTDIR/1/rank.R/
+# (written by each rank itself: Open MPI 5's --output-filename fails in PMIx's IOF).
 mpi() {
 	local out=$1
 	shift
 	rm -rf "$out"
 	"$dir/bin/in-node" hub timeout 120 mpirun --hostfile "$dir/hostfile" --map-by ppr:1:node -n 4 \
-		--output-filename "$out" "$@"
+		"$LL_SRCDIR/tests/lib/rank-output.sh" "$out" "$@"
 }
 
 # 1. The agreement and the proof.

@@ -30,10 +30,12 @@ chmod 755 "$agent"
 printf 'p%s slots=1\n' 1 2 3 4 >"$agree_tmp/hostfile"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_plm_rsh_agent=$agent OMPI_MCA_plm_rsh_no_tree_spawn=1
+# Open MPI 5 (Debian 13) starts its daemons through PRRTE, whose names differ.
+export PRTE_MCA_plm_ssh_agent=$agent PRTE_MCA_plm_ssh_no_tree_spawn=1
 
 rm -rf "$agree_tmp/agree"
 pods_hub timeout 120 mpirun --hostfile "$agree_tmp/hostfile" --map-by ppr:1:node -n 4 \
-	--output-filename "$agree_tmp/agree" "$LL_AGREE_TOOL" --prove --agree-timeout 20 >"$agree_tmp/mpirun.out" 2>&1 ||
+	"$LL_SRCDIR/tests/lib/rank-output.sh" "$agree_tmp/agree" "$LL_AGREE_TOOL" --prove --agree-timeout 20 >"$agree_tmp/mpirun.out" 2>&1 ||
 	fail "mpirun agreement failed: $(tail -n 5 "$agree_tmp/mpirun.out"; cat "$agree_tmp"/agree/1/rank.*/std* 2>/dev/null)"
 for k in 1 2 3 4; do
 	f=$agree_tmp/agree/1/rank.$((k - 1))/stdout
