@@ -13,12 +13,13 @@
  * docs/snapshot-format.md, "Annotations written by the live probe").
  *
  * Where the annotated objects live, for facts.c:
- * - With HWLOC_VIRTUAL_LINUX_OSDEV=1 at load (load.c sets it), hwloc 2.9 makes
- *   OS devices of virtual interfaces (lo, docker0, veth*, virbr0, bridges, vlans)
- *   and of virtual RDMA devices (rxe0, siw0), as children of the root object.
- * - A device /sys shows but hwloc still makes no OS device of (an RDMA device that
- *   is neither PCI nor virtual, like scif0; any virtual device when the variable
- *   was not set) becomes a Misc object directly below the root, named after the
+ * - Live probes load without HWLOC_VIRTUAL_LINUX_OSDEV (load.c: with it hwloc
+ *   also walks every virtual block device), so hwloc 2.9 makes OS devices of
+ *   physical devices only. Snapshots loaded with it have OS devices of virtual
+ *   interfaces and RDMA devices (lo, veth*, rxe0) below the root object.
+ * - A device /sys shows but hwloc makes no OS device of (virtual interfaces,
+ *   rxe0/siw0 with LL_INFO_RDMA_VIRTUAL "1", an RDMA device that is neither PCI nor
+ *   virtual like scif0) becomes a Misc object directly below the root, named after the
  *   device, carrying the same infos plus LL_INFO_STANDIN = "OpenFabrics" or
  *   "Network". Read those with the OS devices; identify them by the marker, not by
  *   type Misc (hwloc adds Misc MemoryModule objects too). Creating them needs the

@@ -57,6 +57,7 @@
 #define LL_INFO_RDMA_NODE_TYPE       "RDMANodeType"      /* node_type verbatim: "1: CA", "7: unspecified" */
 #define LL_INFO_RDMA_UVERBS          "RDMAUverbs"        /* "uverbs0", or "none" */
 #define LL_INFO_RDMA_UVERBS_ACCESS   "RDMAUverbsAccess"  /* "ok", "missing", "denied" */
+#define LL_INFO_RDMA_VIRTUAL         "RDMAVirtual"       /* stand-ins: "1" below /sys/devices/virtual (rxe, siw), "0" */
 
 /* Network OS devices. */
 #define LL_INFO_NET_KIND        "NetKind"      /* ethernet, infiniband, loopback, bridge, veth, docker, virbr, vlan, bond, tunnel, virtual */
@@ -70,9 +71,9 @@
 #define LL_INFO_NET_ADDRESS     "Address"      /* hwloc's own (MAC) */
 
 /* Stand-ins: a Misc object directly below the root, named after a device that
- * /sys shows but for which hwloc created no OS device (an RDMA device that is
- * neither PCI nor virtual, like scif0; virtual interfaces and rxe0/siw0 only when
- * HWLOC_VIRTUAL_LINUX_OSDEV was not set for the load).
+ * /sys shows but for which hwloc created no OS device (virtual interfaces and
+ * rxe0/siw0, as live probes load without HWLOC_VIRTUAL_LINUX_OSDEV; an RDMA device
+ * that is neither PCI nor virtual, like scif0).
  * It carries the same infos as the OS device would, plus this marker whose value
  * is the hwloc OS device type it stands for: "OpenFabrics" or "Network". */
 #define LL_INFO_STANDIN         "LLMLaunchStandIn"

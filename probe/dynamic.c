@@ -76,6 +76,42 @@ static void refresh_hwloc_address(hwloc_obj_t obj, const char *fsroot)
 	ll_obj_info_set(obj, LL_INFO_NET_ADDRESS, text);
 }
 
+static bool is_standin(hwloc_obj_t o)
+{
+	return o->type == HWLOC_OBJ_MISC && hwloc_obj_get_info_by_name(o, LL_INFO_STANDIN);
+}
+
+static uint64_t max_gp_index(hwloc_obj_t o)
+{
+	hwloc_obj_t lists[] = { o->first_child, o->memory_first_child, o->io_first_child, o->misc_first_child };
+	uint64_t max = is_standin(o) ? 0 : o->gp_index;
+
+	for (size_t i = 0; i < LL_ARRAY_SIZE(lists); i++)
+		for (hwloc_obj_t c = lists[i]; c; c = c->next_sibling) {
+			uint64_t m = max_gp_index(c);
+
+			if (m > max)
+				max = m;
+		}
+	return max;
+}
+
+/* Stand-ins are inserted after the load, and hwloc numbers them from its next
+ * free global index: after a fresh load that counts every object it ever made
+ * (filtered ones too), after the cache's XML the largest index saved. Numbered
+ * from the largest index of the rest instead, a cache miss and a hit save the same
+ * snapshot. No clash: hwloc's next index is past them either way, and nothing
+ * (distances, memory attributes) refers to a stand-in. */
+static void number_standins(hwloc_topology_t topo)
+{
+	hwloc_obj_t root = hwloc_get_root_obj(topo);
+	uint64_t next = max_gp_index(root) + 1;
+
+	for (hwloc_obj_t o = root->misc_first_child; o; o = o->next_sibling)
+		if (is_standin(o))
+			o->gp_index = next++;
+}
+
 int ll_annotate_dynamic(hwloc_topology_t topo, const char *fsroot, struct ll_error *err)
 {
 	hwloc_obj_t root = hwloc_get_root_obj(topo), o;
@@ -120,5 +156,9 @@ int ll_annotate_dynamic(hwloc_topology_t topo, const char *fsroot, struct ll_err
 	r = ll_annotate_rdma(topo, fsroot, err);
 	if (r < 0)
 		return r;
-	return ll_annotate_netifs(topo, fsroot, err);
+	r = ll_annotate_netifs(topo, fsroot, err);
+	if (r < 0)
+		return r;
+	number_standins(topo);
+	return 0;
 }

@@ -511,9 +511,13 @@ void ll_facts_rdma_extract(hwloc_topology_t topo, struct ll_facts *f, hwloc_obj_
 		}
 		if (d->n_ports > 1)
 			qsort(d->ports, d->n_ports, sizeof(*d->ports), port_cmp);
-		/* Stand-ins are neither PCI nor virtual OS devices (scif0). */
+		/* Without PCI: virtual when hwloc made an OS device of it (snapshots loaded
+		 * with HWLOC_VIRTUAL_LINUX_OSDEV) or the stand-in's link says so; a stand-in
+		 * without that info is neither (scif0, old snapshots). */
 		d->rdma_class = ll_rdma_classify(d->driver, d->node_type, d->vendor_id, d->device_id, pci != NULL,
-						 !pci && o->type == HWLOC_OBJ_OS_DEVICE, &d->class_why, &d->provider);
+						 !pci && (o->type == HWLOC_OBJ_OS_DEVICE ||
+							  ll_streq(hwloc_obj_get_info_by_name(o, LL_INFO_RDMA_VIRTUAL), "1")),
+						 &d->class_why, &d->provider);
 		if (d->n_netdevs > 1)
 			qsort(d->netdevs, d->n_netdevs, sizeof(char *), str_natural_cmp);
 	}

@@ -3,6 +3,7 @@
  * under --fsroot, or a saved snapshot. Everything the probe learns is stored in
  * the topology, so the facts come from ll_probe_facts() alone. */
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -184,6 +185,18 @@ static bool is_uname_info(const char *name)
 	return false;
 }
 
+/* Whether this host has neither NVIDIA's driver (NVML opens its control device,
+ * which containers get too) nor an NVIDIA PCI device: NVML would answer nothing. */
+static bool nvidia_absent(hwloc_topology_t topo)
+{
+	if (access("/dev/nvidiactl", F_OK) == 0)
+		return false;
+	for (hwloc_obj_t o = NULL; (o = hwloc_get_next_pcidev(topo, o));)
+		if (o->attr->pcidev.vendor_id == 0x10de)
+			return false;
+	return true;
+}
+
 static int annotate_nvml(hwloc_topology_t topo, const struct ll_probe_options *opts, struct ll_error *err)
 {
 	const char *lib = opts->nvml_library;
@@ -195,6 +208,12 @@ static int annotate_nvml(hwloc_topology_t topo, const struct ll_probe_options *o
 	/* Under --fsroot the machine is someone else's: this host's NVML would
 	 * describe the wrong GPUs. Only a library named on purpose is used there. */
 	if (!lib && opts->fsroot)
+		return 0;
+	/* A CPU node: no library search (where the library is absent, some hundred
+	 * failed opens, a tenth of a cold probe), and no "Driver Not Loaded" warning
+	 * where it is installed without a driver (a login node). With an NVIDIA device
+	 * and no driver, NVML is still asked: its warning is the news. */
+	if (!lib && nvidia_absent(topo))
 		return 0;
 	return ll_annotate_nvml(topo, lib ? lib : "libnvidia-ml.so.1",
 				opts->report ? &opts->report->nvml_warning : NULL, err);
@@ -316,7 +335,7 @@ static void sys_admin_restore(struct sys_admin_save *s)
 static int load_hwloc(const struct ll_probe_options *opts, hwloc_topology_t *ret, struct ll_error *err)
 {
 	_cleanup_(topo_destroyp) hwloc_topology_t topo = NULL;
-	struct env_save fsroot = { 0 }, virt = { 0 };
+	struct env_save fsroot = { 0 };
 	struct sys_admin_save caps;
 	struct stat st;
 	int r;
@@ -358,14 +377,17 @@ static int load_hwloc(const struct ll_probe_options *opts, hwloc_topology_t *ret
 		hwloc_topology_set_components(topo, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "gl");
 		env_push(&fsroot, "HWLOC_FSROOT", opts->fsroot);
 	}
-	/* lo, docker0, veth*, bridges: NCCL_SOCKET_IFNAME decisions need them. */
-	env_push(&virt, "HWLOC_VIRTUAL_LINUX_OSDEV", "1");
+	/* No HWLOC_VIRTUAL_LINUX_OSDEV: with it hwloc also walks every virtual block
+	 * device (loop0-7, zram, dm-N: some 60 system calls each, more than half of a
+	 * cold probe on a plain VM), and nothing here needs a block device. The
+	 * virtual interfaces (lo, docker0, veth, bridges) and RDMA devices (rxe, siw)
+	 * it would add, NCCL_SOCKET_IFNAME and the HCA decisions do need: netif.c and
+	 * sysfs-rdma.c add those as stand-ins, as for a snapshot saved without it. */
 	sys_admin_lower(&caps);
 	r = hwloc_topology_load(topo);
 	if (r < 0)
 		r = -errno;
 	sys_admin_restore(&caps);
-	env_pop(&virt);
 	env_pop(&fsroot);
 	if (r < 0) {
 		if (opts->fsroot)
@@ -383,11 +405,33 @@ static int load_hwloc(const struct ll_probe_options *opts, hwloc_topology_t *ret
  * under `ulimit -n 5`: "known, no GPUs"). */
 #define PROBE_MIN_FREE_FDS 32
 
-/* Whether PROBE_MIN_FREE_FDS descriptors can be had; -EMFILE (or -ENFILE) else. */
-static int fd_headroom(struct ll_error *err)
+/* Descriptors open below `limit`, counted in /proc/self/fd (less the one reading
+ * it): -errno where /proc cannot tell (not mounted), or no descriptor is free to
+ * read it (-EMFILE). */
+static int open_fds_below(rlim_t limit, rlim_t *ret)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	rlim_t n = 0;
+
+	if (!d)
+		return -errno;
+	while ((e = readdir(d))) {
+		char *end;
+		unsigned long fd = strtoul(e->d_name, &end, 10);
+
+		if (e->d_name[0] != '.' && *end == '\0' && fd < limit && (int)fd != dirfd(d))
+			n++;
+	}
+	closedir(d);
+	*ret = n;
+	return 0;
+}
+
+/* Take PROBE_MIN_FREE_FDS descriptors and give them back: 0, or -EMFILE (-ENFILE). */
+static int take_fds(void)
 {
 	int fds[PROBE_MIN_FREE_FDS], n = 0, r = 0;
-	struct rlimit rl;
 
 	for (; n < PROBE_MIN_FREE_FDS; n++) {
 		fds[n] = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
@@ -400,6 +444,27 @@ static int fd_headroom(struct ll_error *err)
 	}
 	while (n > 0)
 		close(fds[--n]);
+	return r;
+}
+
+/* Whether PROBE_MIN_FREE_FDS descriptors can be had; -EMFILE (or -ENFILE) else.
+ * A new descriptor takes the lowest free number below RLIMIT_NOFILE, so the room
+ * left is the limit less those open below it: one read of /proc/self/fd (5 system
+ * calls) rather than taking and giving back 32 descriptors (64), which every probe,
+ * warm ones too, would pay. Without /proc, or without a limit, they are taken. */
+static int fd_headroom(struct ll_error *err)
+{
+	struct rlimit rl;
+	rlim_t open_now = 0;
+	int r = -ENOENT;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
+		r = open_fds_below(rl.rlim_cur, &open_now);
+		if (r == 0 && rl.rlim_cur < open_now + PROBE_MIN_FREE_FDS)
+			r = -EMFILE;
+	}
+	if (r < 0 && r != -EMFILE && r != -ENFILE)
+		r = take_fds();
 	if (r == 0)
 		return 0;
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)

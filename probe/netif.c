@@ -309,8 +309,8 @@ int ll_annotate_netifs(hwloc_topology_t topo, const char *fsroot, struct ll_erro
 		if (obj->attr->osdev.type == HWLOC_OBJ_OSDEV_NETWORK && obj->name && !strchr(obj->name, '/'))
 			annotate_netif(obj, fsroot, obj->name, ifa, addrs_known, false);
 
-	/* Interfaces hwloc did not create an OS device for: virtual ones when
-	 * HWLOC_VIRTUAL_LINUX_OSDEV was not set for the load. */
+	/* Interfaces hwloc did not create an OS device for: the virtual ones (live
+	 * probes load without HWLOC_VIRTUAL_LINUX_OSDEV). */
 	for (size_t i = 0; i < n; i++) {
 		bool seen = false;
 

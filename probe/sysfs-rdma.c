@@ -334,6 +334,14 @@ int ll_annotate_rdma(hwloc_topology_t topo, const char *fsroot, struct ll_error 
 			continue;
 		obj = ll_topo_standin(topo, names[i], LL_STANDIN_OPENFABRICS);
 		if (obj) {
+			_cleanup_free_ char *devdir = ll_sysfs_path(fsroot, "/sys/class/infiniband/%s", names[i]);
+			_cleanup_free_ char *link = NULL;
+
+			/* Software RDMA (rxe, siw) has no device behind it: it lives below
+			 * /sys/devices/virtual, as hwloc's own rule for such devices says. */
+			if (ll_sysfs_readlink(devdir, &link) == 0)
+				ll_obj_info_set(obj, LL_INFO_RDMA_VIRTUAL,
+						strstr(link, "/virtual/") || ll_startswith(link, "virtual/") ? "1" : "0");
 			annotate_device(obj, fsroot, names[i]);
 			annotate_uverbs(obj, fsroot, &uv, names[i]);
 		}

@@ -106,12 +106,17 @@ static void annotate_all(hwloc_topology_t topo, const char *fsroot)
 	assert_null(err.message);
 }
 
-static hwloc_obj_t osdev(hwloc_topology_t topo, const char *name)
+/* The OS device named so, or its stand-in (virtual devices: the probe loads
+ * without HWLOC_VIRTUAL_LINUX_OSDEV). */
+static hwloc_obj_t device(hwloc_topology_t topo, const char *name)
 {
 	for (hwloc_obj_t o = NULL; (o = hwloc_get_next_osdev(topo, o));)
 		if (ll_streq(o->name, name))
 			return o;
-	fail_msg("no OS device '%s'", name);
+	for (hwloc_obj_t o = hwloc_get_root_obj(topo)->misc_first_child; o; o = o->next_sibling)
+		if (ll_streq(o->name, name) && hwloc_obj_get_info_by_name(o, "LLMLaunchStandIn"))
+			return o;
+	fail_msg("no OS device or stand-in '%s'", name);
 	return NULL;
 }
 
@@ -157,7 +162,7 @@ static void test_roce_gid_table(void **state)
 
 	gen(f, "scenario_roce \"$R\"");
 	topo = load_fsroot(f->dir);
-	o = osdev(topo, "mlx5_0");
+	o = device(topo, "mlx5_0");
 	info_is(o, "Port1LinkLayer", "Ethernet");
 	info_is(o, "Port1Rate", "100 Gb/sec (4X EDR)");
 	info_is(o, "Port1PhysState", "5: LinkUp");
@@ -193,7 +198,7 @@ static void test_down_port_and_similar_names(void **state)
 
 	gen(f, "scenario_roce \"$R\"");
 	topo = load_fsroot(f->dir);
-	o = osdev(topo, "mlx5_1");
+	o = device(topo, "mlx5_1");
 	info_is(o, "Port1StateName", "1: DOWN");
 	info_is(o, "Port1State", "1");
 	info_is(o, "Port1PhysState", "3: Disabled");
@@ -204,7 +209,7 @@ static void test_down_port_and_similar_names(void **state)
 	info_is(o, "Port1Netdev", "ib1");
 	info_is(o, "NodeGUID", "0c42:a103:0011:2230");
 
-	o = osdev(topo, "mlx5_10");
+	o = device(topo, "mlx5_10");
 	info_is(o, "Port1StateName", "4: ACTIVE");
 	info_is(o, "Port1PhysState", "5: LinkUp");
 	info_is(o, "Port1Rate", "200 Gb/sec (4X HDR)");
@@ -223,7 +228,7 @@ static void test_interfaces(void **state)
 	gen(f, "scenario_roce \"$R\"");
 	topo = load_fsroot(f->dir);
 
-	o = osdev(topo, "enp2s0f0");
+	o = device(topo, "enp2s0f0");
 	info_is(o, "NetKind", "ethernet");
 	info_is(o, "NetVirtual", "0");
 	info_is(o, "NetOperState", "up");
@@ -234,7 +239,7 @@ static void test_interfaces(void **state)
 	info_is(o, "NetAddrsKnown", NULL);
 	assert_int_equal(info_count(o, "NetAddr"), 0);
 
-	o = osdev(topo, "ib1");
+	o = device(topo, "ib1");
 	info_is(o, "NetKind", "infiniband");
 	info_is(o, "NetVirtual", "0");
 	info_is(o, "NetOperState", "down");
@@ -242,27 +247,27 @@ static void test_interfaces(void **state)
 	info_is(o, "NetMTU", "4092");
 	info_is(o, "NetSpeed", NULL); /* empty file: the kernel's EINVAL while down */
 
-	o = osdev(topo, "lo");
+	o = device(topo, "lo");
 	info_is(o, "NetKind", "loopback");
 	info_is(o, "NetVirtual", "1");
 	info_is(o, "NetOperState", "unknown");
 	info_is(o, "NetFlags", "UP,LOOPBACK,RUNNING");
 	info_is(o, "NetMTU", "65536");
 
-	o = osdev(topo, "docker0");
+	o = device(topo, "docker0");
 	info_is(o, "NetKind", "docker");
 	info_is(o, "NetVirtual", "1");
 	info_is(o, "NetOperState", "down");
 	/* Administratively up, no carrier: not RUNNING. */
 	info_is(o, "NetFlags", "UP,BROADCAST,MULTICAST");
 
-	o = osdev(topo, "veth1a2b3c");
+	o = device(topo, "veth1a2b3c");
 	info_is(o, "NetKind", "veth");
 	info_is(o, "NetVirtual", "1");
 	info_is(o, "NetSpeed", "10000");
 	info_is(o, "NetFlags", "UP,BROADCAST,RUNNING,MULTICAST");
 
-	o = osdev(topo, "virbr0");
+	o = device(topo, "virbr0");
 	info_is(o, "NetKind", "virbr");
 	info_is(o, "NetVirtual", "1");
 
@@ -272,9 +277,10 @@ static void test_interfaces(void **state)
 	hwloc_topology_destroy(topo);
 }
 
-/* A virtual RDMA device (rxe over a veth) and virtual interfaces: with
- * HWLOC_VIRTUAL_LINUX_OSDEV hwloc makes OS devices of them below the root... */
-static void test_virtual_rdma_osdev(void **state)
+/* A virtual RDMA device (rxe over a veth) and virtual interfaces, as the probe
+ * loads (without HWLOC_VIRTUAL_LINUX_OSDEV): stand-ins below the root, the RDMA
+ * one marked virtual (software RDMA, not a bridge like scif0)... */
+static void test_virtual_rdma_standin(void **state)
 {
 	struct fake *f = *state;
 	hwloc_topology_t topo;
@@ -284,13 +290,16 @@ static void test_virtual_rdma_osdev(void **state)
 	       "fake_ib_port \"$R\" rxe0 1 \"4: ACTIVE\" \"5: LinkUp\" \"10 Gb/sec (1X QDR)\" Ethernet;"
 	       "fake_gid \"$R\" rxe0 1 0 fe80:0000:0000:0000:5054:00ff:fe12:3456 \"RoCE v2\" veth1a2b3c");
 	topo = load_fsroot(f->dir);
-	o = osdev(topo, "rxe0");
+	o = standin(topo, "rxe0", "OpenFabrics");
+	assert_non_null(o);
 	assert_ptr_equal(o->parent, hwloc_get_root_obj(topo));
+	info_is(o, "RDMAVirtual", "1");
 	info_is(o, "Port1LinkLayer", "Ethernet");
 	info_is(o, "Port1GID0Type", "RoCE v2");
 	info_is(o, "Port1Netdev", "veth1a2b3c");
-	assert_null(standin(topo, "rxe0", "OpenFabrics"));
-	assert_null(standin(topo, "lo", "Network"));
+	for (hwloc_obj_t d = NULL; (d = hwloc_get_next_osdev(topo, d));)
+		assert_false(ll_streq(d->name, "rxe0") || ll_streq(d->name, "lo"));
+	assert_non_null(standin(topo, "lo", "Network"));
 	hwloc_topology_destroy(topo);
 }
 
@@ -312,6 +321,7 @@ static void test_platform_rdma_standin(void **state)
 	info_is(o, "Port1LinkLayer", "InfiniBand");
 	info_is(o, "Port1Rate", "40 Gb/sec (4X QDR)");
 	info_is(o, "Port1LID", "0x7");
+	info_is(o, "RDMAVirtual", "0");
 	/* A dangling link (gathered trees have them) is no device. */
 	assert_null(standin(topo, "ghost0", "OpenFabrics"));
 	hwloc_topology_destroy(topo);
@@ -335,6 +345,7 @@ static void test_standins(void **state)
 
 	o = standin(topo, "rxe0", "OpenFabrics");
 	assert_non_null(o);
+	info_is(o, "RDMAVirtual", "1");
 	info_is(o, "NodeGUID", "5254:00ff:fe12:3456");
 	info_is(o, "Port1State", "4");
 	info_is(o, "Port1StateName", "4: ACTIVE");
@@ -358,8 +369,8 @@ static void test_standins(void **state)
 	assert_non_null(standin(topo, "virbr0", "Network"));
 	/* Interfaces with a PCI device stay OS devices only. */
 	assert_null(standin(topo, "enp2s0f0", "Network"));
-	info_is(osdev(topo, "enp2s0f0"), "NetKind", "ethernet");
-	info_is(osdev(topo, "mlx5_0"), "Port1GID1Type", "RoCE v2");
+	info_is(device(topo, "enp2s0f0"), "NetKind", "ethernet");
+	info_is(device(topo, "mlx5_0"), "Port1GID1Type", "RoCE v2");
 	hwloc_topology_destroy(topo);
 }
 
@@ -388,7 +399,7 @@ static void test_garbage(void **state)
 	       "echo 99999999999999999999 > $N/mtu;"
 	       "rm -r $R/sys/class/dmi/id/product_name; mkdir $R/sys/class/dmi/id/product_name");
 	topo = load_fsroot(f->dir);
-	o = osdev(topo, "mlx5_0");
+	o = device(topo, "mlx5_0");
 	info_is(o, "Port1Rate", NULL);
 	info_is(o, "Port1LinkLayer", NULL);
 	info_is(o, "Port1StateName", NULL);
@@ -406,7 +417,7 @@ static void test_garbage(void **state)
 	info_is(o, "Port1Netdev", "enp2s0f0");
 	info_is(o, "Port7StateName", NULL);
 
-	o = osdev(topo, "enp2s0f0");
+	o = device(topo, "enp2s0f0");
 	info_is(o, "NetFlags", NULL);
 	info_is(o, "NetMTU", NULL);
 	info_is(o, "NetSpeed", NULL);
@@ -414,7 +425,7 @@ static void test_garbage(void **state)
 	info_is(o, "NetKind", "ethernet");
 
 	/* Up, but no operstate: whether it runs is unknown, so no flag list. */
-	o = osdev(topo, "veth1a2b3c");
+	o = device(topo, "veth1a2b3c");
 	info_is(o, "NetFlags", NULL);
 	info_is(o, "NetMTU", NULL);
 	info_is(o, "NetKind", "veth");
@@ -470,7 +481,7 @@ static void test_live(void **state)
 	if (access("/sys/class/net/lo", F_OK) < 0)
 		skip();
 	assert_int_equal(ll_probe_load(&opts, &topo, &err), 0);
-	o = osdev(topo, "lo");
+	o = device(topo, "lo");
 	info_is(o, "NetKind", "loopback");
 	info_is(o, "NetVirtual", "1");
 	info_is(o, "NetAddrsKnown", "1");
@@ -490,7 +501,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_roce_gid_table, fake_setup, fake_teardown),
 		cmocka_unit_test_setup_teardown(test_down_port_and_similar_names, fake_setup, fake_teardown),
 		cmocka_unit_test_setup_teardown(test_interfaces, fake_setup, fake_teardown),
-		cmocka_unit_test_setup_teardown(test_virtual_rdma_osdev, fake_setup, fake_teardown),
+		cmocka_unit_test_setup_teardown(test_virtual_rdma_standin, fake_setup, fake_teardown),
 		cmocka_unit_test_setup_teardown(test_platform_rdma_standin, fake_setup, fake_teardown),
 		cmocka_unit_test_setup_teardown(test_standins, fake_setup, fake_teardown),
 		cmocka_unit_test_setup_teardown(test_garbage, fake_setup, fake_teardown),
