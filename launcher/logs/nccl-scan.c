@@ -427,9 +427,12 @@ static void partial_add(struct ll_ncclscan *s, struct ll_ncclscan_stream *st, co
 	st->n_partial += n;
 }
 
-/* Length of the message [m, e) without trailing blanks and CR. */
+/* Length of the message [m, e) without trailing blanks and CR. Most lines end in a
+ * byte above the blank, which is neither: one compare for them. */
 static inline size_t trim_end(const char *m, const char *e)
 {
+	if (e > m && (unsigned char)e[-1] > ' ')
+		return (size_t)(e - m);
 	while (e > m && (e[-1] == '\r' || is_blank(e[-1])))
 		e--;
 	return (size_t)(e - m);
