@@ -41,7 +41,9 @@
 #define PAR_PIECE_MAX (PAR_BUFFER - (64u << 10))
 #define PAR_PIECE_MIN 4096u
 #define PAR_PIECES_MIN 32
-/* Pieces cut and not read yet, at most: each holds a buffer until it has been read. */
+/* Pieces cut and not read yet, at most: each holds a buffer until it has been read.
+ * Two more than the threads (one being read, one being cut by each other thread, one
+ * ready), six at most: every slot is memory the kernel zeroes for this run. */
 #define PAR_AHEAD 6
 /* A slot: a piece's buffer, then room for its records. */
 #define PAR_SLOT (2u << 20)
@@ -95,7 +97,8 @@ struct par {
 	struct ll_ncclscan_stream *st;
 	int fd;
 	size_t size, piece_size;
-	char *arena;                    /* PAR_AHEAD slots of PAR_SLOT bytes */
+	char *arena;                    /* `ahead` slots of PAR_SLOT bytes */
+	size_t ahead;                   /* pieces cut and not read yet, at most */
 	struct piece *pieces;
 	size_t n_pieces, next_cut, next_read;
 	bool reading;                   /* a thread is reading the records of next_read */
@@ -215,8 +218,13 @@ static void cut_piece(struct ncclscan_pipe *p, size_t i)
 	struct par *par = p->par;
 	struct piece *pc = &par->pieces[i];
 	struct ll_ncclscan_stream *sh = &p->shadow_st;
-	char *slot = par->arena + (i % PAR_AHEAD) * PAR_SLOT;
+	char *slot = par->arena + (i % par->ahead) * PAR_SLOT;
 
+	/* A slot's first piece: its pages now, on the thread that cuts it, beside the
+	 * others' work (zeroing fresh huge pages takes from 1 to 30 ms for 12 MiB on the
+	 * project machine, which was paid before any thread started). */
+	if (i < par->ahead)
+		(void)madvise(slot, PAR_SLOT, MADV_POPULATE_WRITE);
 	pc->first = (struct rec_block){ .recs = (struct pipe_rec *)(void *)(slot + PAR_BUFFER), .size = SLOT_RECS };
 	pc->tail = &pc->first;
 	if ((pc->err = load_piece(par, i, slot)) < 0 || pc->end == pc->start)
@@ -310,7 +318,7 @@ static void work(struct ncclscan_pipe *p)
 			pthread_cond_broadcast(&par->change);
 			continue;
 		}
-		if (par->next_cut < par->n_pieces && par->next_cut - par->next_read < PAR_AHEAD) {
+		if (par->next_cut < par->n_pieces && par->next_cut - par->next_read < par->ahead) {
 			size_t i = par->next_cut++;
 			pthread_mutex_unlock(&par->mu);
 			cut_piece(p, i);
@@ -384,7 +392,7 @@ int ncclscan_parallel_file(struct ll_ncclscan *s, struct ll_ncclscan_stream *st,
 	unsigned n_threads = cpus(), started = 1;
 	struct ncclscan_pipe *workers;
 	struct par par = { .s = s, .st = st, .fd = fd, .size = (size_t)size };
-	size_t arena_size = PAR_AHEAD * PAR_SLOT + (2u << 20);
+	size_t arena_size, ahead;
 	char *arena;
 
 	if (s->threads_set && s->threads >= 2)
@@ -395,14 +403,17 @@ int ncclscan_parallel_file(struct ll_ncclscan *s, struct ll_ncclscan_stream *st,
 		return 1;
 	if (n_threads < 2 || st->n_partial || st->in_long_line)
 		return 1;
-	/* The slots on huge pages where the kernel gives them, and mapped at once: page
-	 * faults one at a time cost more than the copy into them. */
+	/* The slots on huge pages where the kernel gives them, each mapped at once when
+	 * first used (cut_piece()): page faults one at a time cost more than the copy into
+	 * them. */
+	ahead = n_threads + 2 < PAR_AHEAD ? n_threads + 2 : PAR_AHEAD;
+	arena_size = ahead * PAR_SLOT + (2u << 20);
 	arena = mmap(NULL, arena_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (arena == MAP_FAILED)
 		return 1;
 	par.arena = (char *)(((uintptr_t)arena + (2u << 20) - 1) & ~(uintptr_t)((2u << 20) - 1));
-	(void)madvise(par.arena, PAR_AHEAD * PAR_SLOT, MADV_HUGEPAGE);
-	(void)madvise(par.arena, PAR_AHEAD * PAR_SLOT, MADV_POPULATE_WRITE);
+	par.ahead = ahead;
+	(void)madvise(par.arena, ahead * PAR_SLOT, MADV_HUGEPAGE);
 	if (!lines_whole(fd, par.size, par.arena)) {
 		munmap(arena, arena_size);
 		return 1;

@@ -427,9 +427,12 @@ static void partial_add(struct ll_ncclscan *s, struct ll_ncclscan_stream *st, co
 	st->n_partial += n;
 }
 
-/* Length of the message [m, e) without trailing blanks and CR. */
+/* Length of the message [m, e) without trailing blanks and CR. Most lines end in a
+ * byte above the blank, which is neither: one compare for them. */
 static inline size_t trim_end(const char *m, const char *e)
 {
+	if (e > m && (unsigned char)e[-1] > ' ')
+		return (size_t)(e - m);
 	while (e > m && (e[-1] == '\r' || is_blank(e[-1])))
 		e--;
 	return (size_t)(e - m);
@@ -445,6 +448,18 @@ static inline bool is_info_marker(const char *p)
 	memcpy(&t, p + 8, 2);
 	return w == ((uint64_t)K4('N', 'C', 'C', 'L') | (uint64_t)K4(' ', 'I', 'N', 'F') << 32) &&
 	       t == (uint16_t)('O' | ' ' << 8);
+}
+
+/* Whether "NCCL WARN " starts at p (10 bytes there). */
+static inline bool is_warn_marker(const char *p)
+{
+	uint64_t w;
+	uint16_t t;
+
+	memcpy(&w, p, 8);
+	memcpy(&t, p + 8, 2);
+	return w == ((uint64_t)K4('N', 'C', 'C', 'L') | (uint64_t)K4(' ', 'W', 'A', 'R') << 32) &&
+	       t == (uint16_t)('N' | ' ' << 8);
 }
 
 /* A complete line [l, e) whose first "NC" byte pair is at `first` and last at `last`
@@ -486,6 +501,16 @@ static inline void line_done(struct ll_ncclscan *s, struct ll_ncclscan_stream *s
 			s->lines += *pending;
 			*pending = 0;
 			msg_info_as(s, st, l, (size_t)(first - l), msg, nmsg, mk);
+			return;
+		} else if (last == first && e - first >= 14 && is_warn_marker(first)) {
+			/* A WARN record and nothing else (the only "NC" pair): what scan_line
+			 * hands for it, without looking for a second marker. */
+			(*pending)++;
+			st->lineno += *pending;
+			s->lines += *pending;
+			*pending = 0;
+			st->marked = true;
+			hand(s, st, HAND_WARN, CONT_NONE, l, (size_t)(first - l), first + 10, trim_end(first + 10, e));
 			return;
 		}
 	}
