@@ -289,6 +289,14 @@ static bool final_failure(const struct ll_channel *c)
 	return false;
 }
 
+static bool node_left(const struct ll_channel *c)
+{
+	for (size_t i = 0; i < c->n_recs; i++)
+		if (c->recs[i].node_left)
+			return true;
+	return false;
+}
+
 /* The attempt the job runs now, as far as the records say: a failure torchrun
  * restarts (before the last of --max-restarts) began the next one. */
 static int job_attempt(const struct ll_channel *c)
@@ -471,7 +479,9 @@ static void server_decide(struct ll_channel *c)
 {
 	double now = ll_now_s();
 
-	if (c->phase == RUNNING && final_failure(c))
+	/* A node lost while a hang's stacks are gathered sends none, and its ranks are
+	 * gone: the job stops now, for that node. */
+	if ((c->phase == RUNNING && final_failure(c)) || (c->phase == GATHERING && node_left(c)))
 		server_stop(c);
 	if (c->phase == GATHERING && (all_hung(c) || now >= c->phase_at + HANG_GATHER_S)) {
 		c->verdict = ll_channel_hang_verdict(c->hang_host, c->hang_silent, c->stacks, c->n_stacks);

@@ -387,6 +387,43 @@ static void test_loopback_node_left(void **state)
 	ll_channel_close(v[0]);
 }
 
+/* Node 2's llmlaunch goes away while node 0 gathers a hang's stacks: its stacks will
+ * not come, and node 0 stops the job at once (not after the gathering's 5 s), for it. */
+static void test_loopback_node_left_gathering(void **state)
+{
+	struct ll_channel *v[3] = { open_node_of(3, 0, "n1", "job G"), open_node_of(3, 1, "n2", "job G"),
+				    open_node_of(3, 2, "n3", "job G") };
+	const char *v0, *v1;
+	double t;
+	int s0, s1;
+
+	(void)state;
+	poll_all(v, 3, 500);
+	ll_channel_hang(v[1], 5);
+	assert_true(poll_until(v[1], v[2], v[0], LL_CHANNEL_STACKS) & LL_CHANNEL_STACKS);
+	assert_int_equal(ll_channel_poll(v[0]) & LL_CHANNEL_STOP, 0);
+	ll_channel_close(v[2]);
+	t = ll_now_s();
+	assert_true(poll_until(v[0], NULL, v[1], LL_CHANNEL_STOP) & LL_CHANNEL_STOP);
+	assert_true(ll_now_s() - t < 2);
+	{
+		pthread_t th;
+
+		assert_int_equal(pthread_create(&th, NULL, node1_done, v[1]), 0);
+		ll_channel_done(v[0], 143, 5);
+		pthread_join(th, NULL);
+	}
+	v0 = ll_channel_verdict(v[0], &s0);
+	v1 = ll_channel_verdict(v[1], &s1);
+	assert_non_null(v0);
+	assert_non_null(v1);
+	assert_string_equal(v0, v1);
+	assert_non_null(strstr(v0, "llmlaunch on n3 (node 2) left the job at "));
+	assert_int_equal(s1, 137);
+	ll_channel_close(v[1]);
+	ll_channel_close(v[0]);
+}
+
 /* A node that said its torchrun ended well and then closed is no failure: node 0
  * stops nothing, and its own good end gives no verdict. */
 static void test_loopback_close_after_done(void **state)
@@ -425,6 +462,7 @@ int main(void)
 		cmocka_unit_test(test_loopback_alien_then_lost),
 		cmocka_unit_test(test_loopback_end),
 		cmocka_unit_test(test_loopback_node_left),
+		cmocka_unit_test(test_loopback_node_left_gathering),
 		cmocka_unit_test(test_loopback_close_after_done),
 	};
 
