@@ -84,7 +84,7 @@ echo "ok: hang: every pod prints the same verdict naming rank 1's time.sleep"
 # kill_pod NAME K: once every rank has reached its MODE, SIGKILL pod pK's llmlaunch
 # (named by its job directory); $t0 the time of the kill.
 kill_pod() {
-	local name=$1 k=$2 pid= _
+	local name=$1 k=$2 pid='' _
 	for _ in $(seq 600); do
 		if [ -z "$pid" ]; then
 			pid=$(find "$agree_tmp/tmp-$name-p$k" -maxdepth 1 -name 'llmlaunch-*' 2>/dev/null | sed 's/.*llmlaunch-//; s/-.*//' | head -n 1)
