@@ -6,7 +6,9 @@
  * 0 stops every node at the first failure of a final attempt or a hang (STOP), waits
  * until each node's torchrun has ended (DONE) and sends every node one verdict, the
  * same line on each (VERDICT). A node whose connection to node 0 breaks stops its own
- * ranks: nothing waits for a node 0 that is gone.
+ * ranks: nothing waits for a node 0 that is gone. A node whose connection breaks
+ * before it said its torchrun ended, while the job runs, is a failure node 0 stops
+ * the job for, and the verdict names that node (ll_worker_exit's node_left).
  *
  * The channel uses the agreement's check-in protocol (LLMLAUNCH2, agree-rdzv.c): the
  * same hello and token, node 0 listening on the first free of LL_RDZV_PORTS ports
@@ -62,7 +64,8 @@ const char *ll_channel_verdict(const struct ll_channel *c, int *ret_status);
  * lost: Connection reset by peer". NULL: none. */
 const char *ll_channel_lost(const struct ll_channel *c);
 /* Node 0: every node's records, one "host rank R (local L, attempt A): exit N at
- * TIME: CAUSE" line each (malloc'ed). NULL on the other nodes. */
+ * TIME: CAUSE" line each, "host node N: llmlaunch left the job at TIME: ERROR" for a
+ * node that left (malloc'ed). NULL on the other nodes. */
 char *ll_channel_record(const struct ll_channel *c);
 void ll_channel_close(struct ll_channel *c);
 static inline void ll_channel_closep(struct ll_channel **c) { if (*c) { ll_channel_close(*c); *c = NULL; } }
@@ -71,7 +74,8 @@ static inline void ll_channel_closep(struct ll_channel **c) { if (*c) { ll_chann
 
 /* The verdict on what every node reported: the first failure of the latest attempt
  * across nodes, its consequences counted after it (ll_failure_find; equal times: the
- * lower rank). *ret_status: the failing rank's. Malloc'ed; NULL: no rank failed. */
+ * lower rank), a node that left among them. *ret_status: the failing rank's, 137 for
+ * a node that left. Malloc'ed; NULL: no rank failed. */
 char *ll_channel_failure_verdict(const struct ll_worker_exit *v, size_t n, int *ret_status);
 /* The hang verdict from every node's ranks (ll_stacks_group): `host` the node whose
  * watch saw it first. Malloc'ed. */

@@ -187,6 +187,12 @@ struct ll_worker_exit {
 	int code;
 	long long time_ns;          /* CLOCK_REALTIME when the worker saw its interpreter end */
 	char *host, *cause;         /* NULL: not recorded */
+	/* Not a rank's end: the llmlaunch of node `node` (named `host`) left the job
+	 * without saying its torchrun ended (the job channel, docs/failures.md): rank and
+	 * local_rank are -1, and the record reads as a SIGKILL (status 137). Never a
+	 * consequence of another failure. */
+	bool node_left;
+	int node;
 };
 /* Every record in `dir`, oldest attempt first, then by time. Leaves them in place.
  * 0 (none: *ret NULL) or -errno. */
@@ -199,16 +205,19 @@ int ll_worker_exit_cmp(const void *a, const void *b);
 /* The job's first failure: of the latest attempt, the earliest failed rank whose
  * failure is not a consequence of another's (ll_worker_cause_is_consequence; a
  * SIGTERM, SIGKILL or SIGINT after an earlier failure is torchrun or llmlaunch
- * stopping it), else the earliest failed rank. */
+ * stopping it), else the earliest failed rank. A node that left (node_left) is a
+ * failure and never a consequence: its ranks went with it unreported. */
 struct ll_failure {
 	const struct ll_worker_exit *first; /* NULL: no rank failed */
-	size_t n_after;             /* the other ranks of that attempt that failed */
+	size_t n_after;             /* the other ranks of that attempt that failed (not nodes) */
 	int status;                 /* the first's exit code, 128+N for signal N */
 	bool consequence;           /* every failure here looks like a consequence */
 };
 void ll_failure_find(const struct ll_worker_exit *v, size_t n, struct ll_failure *ret);
 /* "rank 1 on n2 failed first (exit 1, 12:34:15): ValueError: boom; 1 other rank
- * stopped after it" (local time). With `other_nodes` (the job has ranks elsewhere)
+ * stopped after it" (local time); a node that left first: "llmlaunch on p3 (node 2)
+ * left the job at 12:34:15 without a word (killed, or its host went down); 2 other
+ * ranks stopped after it". With `other_nodes` (the job has ranks elsewhere)
  * and only consequences here, it says so instead: "rank 0 on n1 failed because
  * another rank did (exit 1, ...): ...; the first failure was on another node".
  * Malloc'ed; NULL when nothing failed. */

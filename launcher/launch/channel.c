@@ -16,7 +16,9 @@
  *
  * A node sees node 0 go away as a closed or reset connection, and a node 0 whose host
  * died through TCP keepalive (KEEPALIVE_*: about 11 s), which the kernel runs even
- * while llmlaunch waits elsewhere (a stop's grace, the stacks). */
+ * while llmlaunch waits elsewhere (a stop's grace, the stacks). Node 0 sees another
+ * node go away the same way: before its DONE, while the job runs, that is a failure
+ * (peer_gone). */
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -281,9 +283,34 @@ static const char *name_of(const struct ll_channel *c, size_t node)
 static bool final_failure(const struct ll_channel *c)
 {
 	for (size_t i = 0; i < c->n_recs; i++)
-		if ((c->recs[i].signaled || c->recs[i].code != 0) && c->recs[i].attempt >= c->job.max_restarts)
+		if (c->recs[i].node_left ||
+		    ((c->recs[i].signaled || c->recs[i].code != 0) && c->recs[i].attempt >= c->job.max_restarts))
 			return true;
 	return false;
+}
+
+static bool node_left(const struct ll_channel *c)
+{
+	for (size_t i = 0; i < c->n_recs; i++)
+		if (c->recs[i].node_left)
+			return true;
+	return false;
+}
+
+/* The attempt the job runs now, as far as the records say: a failure torchrun
+ * restarts (before the last of --max-restarts) began the next one. */
+static int job_attempt(const struct ll_channel *c)
+{
+	int a = 0;
+
+	for (size_t i = 0; i < c->n_recs; i++) {
+		const struct ll_worker_exit *x = &c->recs[i];
+		int next = (x->signaled || x->code != 0) && x->attempt < c->job.max_restarts ? x->attempt + 1 : x->attempt;
+
+		if (!x->node_left && next > a)
+			a = next;
+	}
+	return a;
 }
 
 static void add_record(struct ll_channel *c, size_t node, struct ll_worker_exit *x)
@@ -373,6 +400,37 @@ static void server_line(struct ll_channel *c, struct peer *p, const char *line)
 	}
 }
 
+/* Node `p`'s connection ended (`error`: its errno, 0 for a close). A node that said
+ * hello and has not said its torchrun ended, while the job runs, had its llmlaunch
+ * killed or its host go down: its ranks went with it, unreported. That is a failure
+ * of the job at this time, the first unless an earlier one is on record (its peers'
+ * "Connection closed by peer" on the other nodes are its consequences), and node 0
+ * stops the job as for a rank's. After its DONE, or once the job is stopping or
+ * over, a close is no failure. */
+static void peer_gone(struct ll_channel *c, struct peer *p, int error)
+{
+	struct ll_worker_exit x;
+	struct timespec ts;
+
+	if (p->node != (size_t)-1 && !p->done && (c->phase == RUNNING || c->phase == GATHERING)) {
+		clock_gettime(CLOCK_REALTIME, &ts);
+		/* Status 137, as if killed: what its own llmlaunch would have said, had it
+		 * lived to, of a SIGKILL. */
+		x = (struct ll_worker_exit){ .node_left = true,
+					     .node = (int)p->node,
+					     .rank = -1,
+					     .local_rank = -1,
+					     .attempt = job_attempt(c),
+					     .signaled = true,
+					     .code = SIGKILL,
+					     .time_ns = (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec,
+					     .host = ll_strdup(name_of(c, p->node)),
+					     .cause = ll_strdup(error ? strerror(error) : "its connection closed") };
+		add_record(c, p->node, &x);
+	}
+	peer_close(p);
+}
+
 static void server_accept(struct ll_channel *c)
 {
 	for (;;) {
@@ -421,7 +479,9 @@ static void server_decide(struct ll_channel *c)
 {
 	double now = ll_now_s();
 
-	if (c->phase == RUNNING && final_failure(c))
+	/* A node lost while a hang's stacks are gathered sends none, and its ranks are
+	 * gone: the job stops now, for that node. */
+	if ((c->phase == RUNNING && final_failure(c)) || (c->phase == GATHERING && node_left(c)))
 		server_stop(c);
 	if (c->phase == GATHERING && (all_hung(c) || now >= c->phase_at + HANG_GATHER_S)) {
 		c->verdict = ll_channel_hang_verdict(c->hang_host, c->hang_silent, c->stacks, c->n_stacks);
@@ -467,13 +527,12 @@ static void server_poll(struct ll_channel *c)
 		if (p->fd < 0)
 			continue;
 		if (!peer_read(p, &e)) {
-			/* A node whose llmlaunch ended: its ranks ended with it, and their peers'
-			 * failures follow; what it sent stays. */
+			/* What it sent before it went stays (its DONE, say). */
 			while ((line = peer_line(p))) {
 				server_line(c, p, line);
 				free(line);
 			}
-			peer_close(p);
+			peer_gone(c, p, e);
 			continue;
 		}
 		while (p->fd >= 0 && (line = peer_line(p))) {
@@ -484,7 +543,7 @@ static void server_poll(struct ll_channel *c)
 	server_decide(c);
 	for (size_t i = 0; i < c->n_peers; i++)
 		if (!peer_flush(c->peers[i]))
-			peer_close(c->peers[i]);
+			peer_gone(c, c->peers[i], errno);
 }
 
 /* ---- the other nodes ---- */
@@ -810,6 +869,11 @@ char *ll_channel_record(const struct ll_channel *c)
 	for (size_t i = 0; i < c->n_recs; i++) {
 		const struct ll_worker_exit *x = &c->recs[i];
 
+		if (x->node_left) {
+			ll_buf_addf(&b, "%s node %d: llmlaunch left the job at %lld.%09lld: %s\n", x->host ? x->host : "?",
+				    x->node, x->time_ns / 1000000000LL, x->time_ns % 1000000000LL, x->cause ? x->cause : "?");
+			continue;
+		}
 		ll_buf_addf(&b, "%s rank %d (local %d, attempt %d): %s %d at %lld.%09lld", x->host ? x->host : "?",
 			    x->rank, x->local_rank, x->attempt, x->signaled ? "signal" : "exit", x->code,
 			    x->time_ns / 1000000000LL, x->time_ns % 1000000000LL);

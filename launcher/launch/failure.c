@@ -190,10 +190,14 @@ void ll_failure_find(const struct ll_worker_exit *v, size_t n, struct ll_failure
 
 		if (!failed(x))
 			continue;
-		n_failed++;
+		n_failed += !x->node_left;
 		if (!earliest)
 			earliest = x;
-		if (!first && !ll_worker_cause_is_consequence(x->cause) && !(is_stop_signal(x) && earliest != x))
+		/* A node's llmlaunch that left took its ranks with it (their peers' "Connection
+		 * closed by peer" may come first by the clock); its connection's error is not
+		 * a rank's cause. */
+		if (!first && (x->node_left ||
+			       (!ll_worker_cause_is_consequence(x->cause) && !(is_stop_signal(x) && earliest != x))))
 			first = x;
 	}
 	if (!first) {
@@ -203,7 +207,7 @@ void ll_failure_find(const struct ll_worker_exit *v, size_t n, struct ll_failure
 	if (!first)
 		return;
 	ret->first = first;
-	ret->n_after = n_failed - 1;
+	ret->n_after = n_failed - !first->node_left;
 	ret->status = first->signaled ? 128 + first->code : first->code;
 }
 
@@ -222,21 +226,28 @@ char *ll_failure_text(const struct ll_failure *f, bool other_nodes)
 	if (localtime_r(&t, &tm))
 		strftime(when, sizeof(when), "%H:%M:%S", &tm);
 	ll_buf_init(&b);
-	if (x->rank >= 0)
-		ll_buf_addf(&b, "rank %d", x->rank);
-	else
-		ll_buf_addf(&b, "local rank %d", x->local_rank);
-	ll_buf_addf(&b, " on %s failed %s (", x->host ? x->host : "this node",
-		    elsewhere ? "because another rank did" : "first");
-	if (x->signaled)
-		ll_buf_addf(&b, "signal %s", sigabbrev_np(x->code) ? sigabbrev_np(x->code) : "?");
-	else
-		ll_buf_addf(&b, "exit %d", x->code);
-	ll_buf_addf(&b, ", %s)", when);
-	if (x->cause)
-		ll_buf_addf(&b, ": %s", x->cause);
-	else if (x->signaled)
-		ll_buf_addf(&b, ": killed by SIG%s", sigabbrev_np(x->code) ? sigabbrev_np(x->code) : "?");
+	if (x->node_left) {
+		/* Its connection's end (closed, reset, timed out) stays in the job's record:
+		 * each says only that the node is gone. */
+		ll_buf_addf(&b, "llmlaunch on %s (node %d) left the job at %s without a word (killed, or its host went down)",
+			    x->host ? x->host : "?", x->node, when);
+	} else {
+		if (x->rank >= 0)
+			ll_buf_addf(&b, "rank %d", x->rank);
+		else
+			ll_buf_addf(&b, "local rank %d", x->local_rank);
+		ll_buf_addf(&b, " on %s failed %s (", x->host ? x->host : "this node",
+			    elsewhere ? "because another rank did" : "first");
+		if (x->signaled)
+			ll_buf_addf(&b, "signal %s", sigabbrev_np(x->code) ? sigabbrev_np(x->code) : "?");
+		else
+			ll_buf_addf(&b, "exit %d", x->code);
+		ll_buf_addf(&b, ", %s)", when);
+		if (x->cause)
+			ll_buf_addf(&b, ": %s", x->cause);
+		else if (x->signaled)
+			ll_buf_addf(&b, ": killed by SIG%s", sigabbrev_np(x->code) ? sigabbrev_np(x->code) : "?");
+	}
 	if (f->n_after)
 		ll_buf_addf(&b, "; %zu other rank%s stopped after it", f->n_after, f->n_after == 1 ? "" : "s");
 	if (elsewhere)

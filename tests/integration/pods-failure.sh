@@ -8,7 +8,11 @@
 #   2. rank 1 on p2 sleeps (--hang-timeout 5): every pod prints the same hang verdict
 #      naming rank 1 and its time.sleep frame, and exits 1;
 #   3. node 0's llmlaunch is killed with SIGKILL while rank 0 sleeps: p2 and p3 stop
-#      within 10 s and say that the channel to node 0 (p1) was lost.
+#      within 10 s and say that the channel to node 0 (p1) was lost;
+#   4. p3's llmlaunch is killed with SIGKILL while its rank runs and rank 0 sleeps
+#      (nothing in rank 0 would notice): p1 and p2 stop within 10 s, print the same
+#      verdict naming p3 (node 2) before the ranks stopped after it, exit 137, and
+#      node 0's job record and 'llmlaunch logs' keep it.
 set -u
 . "$LL_SRCDIR/tests/lib/agree-test.sh"
 . "$LL_SRCDIR/tests/lib/pods-netns.sh"
@@ -77,21 +81,27 @@ for k in 1 2 3; do
 done
 echo "ok: hang: every pod prints the same verdict naming rank 1's time.sleep"
 
+# kill_pod NAME K: once every rank has reached its MODE, SIGKILL pod pK's llmlaunch
+# (named by its job directory); $t0 the time of the kill.
+kill_pod() {
+	local name=$1 k=$2 pid='' _
+	for _ in $(seq 600); do
+		if [ -z "$pid" ]; then
+			pid=$(find "$agree_tmp/tmp-$name-p$k" -maxdepth 1 -name 'llmlaunch-*' 2>/dev/null | sed 's/.*llmlaunch-//; s/-.*//' | head -n 1)
+		fi
+		[ -n "$pid" ] && grep -q 'failure-worker rank=2' "$agree_tmp/$name-p3.out" 2>/dev/null && break
+		sleep 0.1
+	done
+	[ -n "$pid" ] || fail "$name: p$k's llmlaunch never made its job directory"
+	sleep 1
+	kill -KILL "$pid"
+	t0=$(date +%s.%N)
+}
+
 # 3. Node 0's llmlaunch killed: the others are told, and stop.
 run_all lost "$WORKER" sleep 0 120 &
 all=$!
-pid=
-for _ in $(seq 600); do
-	if [ -z "$pid" ]; then
-		pid=$(find "$agree_tmp/tmp-lost-p1" -maxdepth 1 -name 'llmlaunch-*' 2>/dev/null | sed 's/.*llmlaunch-//; s/-.*//' | head -n 1)
-	fi
-	[ -n "$pid" ] && grep -q 'failure-worker rank=2' "$agree_tmp/lost-p3.out" 2>/dev/null && break
-	sleep 0.1
-done
-[ -n "$pid" ] || fail "lost: node 0's llmlaunch never made its job directory"
-sleep 1
-kill -KILL "$pid"
-t0=$(date +%s.%N)
+kill_pod lost 1
 wait $all
 end=$(date +%s.%N)
 for k in 2 3; do
@@ -102,3 +112,26 @@ done
 stopped=$(awk -v a="$t0" -v b="$end" 'BEGIN { printf "%.1f", b - a }')
 awk -v s="$stopped" 'BEGIN { exit !(s < 10) }' || fail "lost: the pods ended $stopped s after node 0 (limit 10 s)"
 echo "ok: lost: p2 and p3 say the channel to p1 was lost and end $stopped s after it"
+
+# 4. p3's llmlaunch killed while its rank runs: node 0 names it and stops everyone.
+run_all left "$WORKER" sleep 0 120 &
+all=$!
+kill_pod left 3
+wait $all
+end=$(date +%s.%N)
+for k in 1 2; do
+	grep -q "^llmlaunch: llmlaunch on p3 (node 2) left the job at [0-9:]* without a word (killed, or its host went down); 2 other ranks stopped after it$" \
+		"$agree_tmp/left-p$k.err" || fail "left: p$k does not name p3: $(grep '^llmlaunch:' "$agree_tmp/left-p$k.err")"
+	[ "$(cat "$agree_tmp/left-p$k.rc")" = 137 ] || fail "left: p$k exited $(cat "$agree_tmp/left-p$k.rc"), not 137"
+done
+[ "$(grep -h '^llmlaunch: llmlaunch on p3' "$agree_tmp"/left-p[12].err | sort -u | wc -l)" = 1 ] ||
+	fail "left: the verdicts differ: $(grep -h '^llmlaunch: llmlaunch on p3' "$agree_tmp"/left-p[12].err)"
+stopped=$(awk -v a="$t0" -v b="$end" 'BEGIN { printf "%.1f", b - a }')
+awk -v s="$stopped" 'BEGIN { exit !(s < 10) }' || fail "left: p1 and p2 ended $stopped s after p3's llmlaunch (limit 10 s)"
+dir=$(sed -n "s/^llmlaunch: the job's record is kept in '\([^']*\)'.*/\1/p" "$agree_tmp/left-p1.err")
+[ -n "$dir" ] || fail "left: node 0 kept no record: $(grep '^llmlaunch:' "$agree_tmp/left-p1.err")"
+grep -q '^p3 node 2: llmlaunch left the job at ' "$dir/job-record" ||
+	fail "left: node 0's job record does not name p3: $(cat "$dir/job-record")"
+"$LLMLAUNCH" logs "$dir" 2>&1 | grep -q "^job in $dir: llmlaunch on p3 (node 2) left the job at " ||
+	fail "left: 'llmlaunch logs' does not name p3: $("$LLMLAUNCH" logs "$dir" 2>&1)"
+echo "ok: left: p1 and p2 name p3's llmlaunch, exit 137 and end $stopped s after it"
