@@ -355,6 +355,32 @@ static char *rank_name(const struct pmix_state *st, pmix_rank_t rank)
 	return name;
 }
 
+/* The number of nodes the job runs on: the entries of the job's node list
+ * (PMIX_NODE_LIST, PMIx 4 and later), else PMIX_NUM_NODES, else `size`. The list
+ * first, the job's own by the standard: PRRTE (Open MPI 5.0.7's mpirun) answered
+ * PMIX_NUM_NODES with 8 for a job on 4 nodes (mpirun on a fifth host) while its node
+ * list named the 4; Slurm 22.05 and 24.11 and Open MPI 4.1 give the same count both
+ * ways. */
+static uint32_t job_nodes(const pmix_proc_t *wild, uint32_t size)
+{
+	_cleanup_free_ char *list = NULL;
+	uint32_t n = 0;
+
+	if (get_string(wild, PMIX_NODE_LIST, false, &list) == PMIX_SUCCESS) {
+		for (const char *s = list; *s;) {
+			size_t len = strcspn(s, ",");
+			if (len > 0)
+				n++;
+			s += len + (s[len] == ',');
+		}
+		if (n > 0)
+			return n;
+	}
+	if (get_number(wild, PMIX_NUM_NODES, &n) == PMIX_SUCCESS && n > 0)
+		return n;
+	return size;
+}
+
 /* The agreement's deadline passed (or rank 0 gave up first): name the missing nodes,
  * as rank 0 counted them through the check-in. Rank 0 tells every node that checked
  * in, so all print the same. */
@@ -571,8 +597,7 @@ static int connect_job(struct pmix_state *st, struct ll_error *err)
 	PMIX_LOAD_PROCID(&wild, st->me.nspace, PMIX_RANK_WILDCARD);
 	if ((rc = get_number(&wild, PMIX_JOB_SIZE, &st->size)) != PMIX_SUCCESS)
 		return pmix_fail(err, rc, "cannot read the job size from PMIx");
-	if (get_number(&wild, PMIX_NUM_NODES, &n_nodes) != PMIX_SUCCESS)
-		n_nodes = st->size;
+	n_nodes = job_nodes(&wild, st->size);
 	if (get_number(&wild, PMIX_LOCAL_SIZE, &local) != PMIX_SUCCESS)
 		local = 1;
 	/* One llmlaunch per node is the contract: it starts the node's workers itself.
