@@ -18,6 +18,8 @@ struct ll_agree_pmix_args {
 					   * the same on every node: the summaries prove it) */
 	bool not_slurm;                   /* mpirun, not srun: hints in its terms (read before PMIx_Init,
 					   * whose setenv may move the process's environment) */
+	const char *self_name;            /* this node's name as the launcher names it to the other nodes
+					   * (srun: SLURMD_NODENAME), NULL: PMIx's PMIX_HOSTNAME for it */
 };
 
 /* Publish the record and summary under PMIx, check in with rank 0 while waiting,

@@ -615,6 +615,7 @@ int ll_agree(struct ll_plan *plan, const struct ll_facts *facts, const struct ll
 		_cleanup_(ll_summary_freep) struct ll_summary *self = NULL;
 		struct ll_agree_node rec = { 0 };
 		struct ll_agree_pmix_args args = { .rec = &rec, .o = o };
+		_cleanup_free_ char *self_name = NULL;
 
 		r = self_record(facts, plan, o, &self, &rec, err);
 		if (r < 0)
@@ -624,6 +625,12 @@ int ll_agree(struct ll_plan *plan, const struct ll_facts *facts, const struct ll
 		args.port_base = port_base(o->environ);
 		args.port_asked = asked ? atoi(asked) : 0;
 		args.not_slurm = !ll_env_get(o->environ, "SLURM_JOB_ID");
+		/* Slurm's name for this node, the one the other nodes read from their PMIx
+		 * servers for it (the step's node list). This node's own server answers
+		 * PMIX_HOSTNAME for local ranks with its host name instead (OpenPMIx 5 under
+		 * Slurm 24.11), which need not be the node's Slurm name. */
+		self_name = args.not_slurm ? NULL : ll_strdup(ll_env_get_nonempty(o->environ, "SLURMD_NODENAME"));
+		args.self_name = self_name;
 		r = agree_pmix_run(&args, &c, err);
 		ll_agree_clique_release(&rec.clique);
 		break;

@@ -134,6 +134,7 @@ struct pmix_state {
 	const struct ll_summary *self;
 	const struct ll_agree_options *o;
 	bool not_slurm;             /* hints in mpirun's terms (ll_agree_pmix_args) */
+	const char *self_name;      /* the launcher's name for this node, NULL (ll_agree_pmix_args) */
 	struct ll_agree_node *nodes;
 	char **names;               /* by rank */
 	struct ll_summary **cache;  /* read summaries by rank */
@@ -333,16 +334,51 @@ static int fence(struct pmix_state *st, bool collect, pmix_status_t *ret_rc)
 	return rc == PMIX_SUCCESS ? 0 : -EIO;
 }
 
-static char *rank_name(const pmix_proc_t *me, pmix_rank_t rank)
+/* The name of rank's node, the same on every node. Another node's rank: PMIX_HOSTNAME,
+ * which the servers take from the launcher's job map (Slurm's node names, mpirun's
+ * hostfile). This process: the launcher's own name for this node when it gives one
+ * (`self_name`), because this node's server may answer PMIX_HOSTNAME for its local
+ * ranks with its own host name instead (OpenPMIx 5 under Slurm 24.11, which does
+ * not hand its node name to the server), and a node's host name need not be its
+ * Slurm name (a domain, or several slurmd on one host). */
+static char *rank_name(const struct pmix_state *st, pmix_rank_t rank)
 {
 	pmix_proc_t p;
 	char *name = NULL;
 
+	if (rank == st->me.rank && st->self_name)
+		return ll_strdup(st->self_name);
 	PMIX_PROC_CONSTRUCT(&p);
-	PMIX_LOAD_PROCID(&p, me->nspace, rank);
+	PMIX_LOAD_PROCID(&p, st->me.nspace, rank);
 	if (get_string(&p, PMIX_HOSTNAME, false, &name) != PMIX_SUCCESS)
 		name = ll_asprintf("rank %u", rank);
 	return name;
+}
+
+/* The number of nodes the job runs on: the entries of the job's node list
+ * (PMIX_NODE_LIST, PMIx 4 and later), else PMIX_NUM_NODES, else `size`. The list
+ * first, the job's own by the standard: PRRTE (Open MPI 5.0.7's mpirun) answered
+ * PMIX_NUM_NODES with 8 for a job on 4 nodes (mpirun on a fifth host) while its node
+ * list named the 4; Slurm 22.05 and 24.11 and Open MPI 4.1 give the same count both
+ * ways. */
+static uint32_t job_nodes(const pmix_proc_t *wild, uint32_t size)
+{
+	_cleanup_free_ char *list = NULL;
+	uint32_t n = 0;
+
+	if (get_string(wild, PMIX_NODE_LIST, false, &list) == PMIX_SUCCESS) {
+		for (const char *s = list; *s;) {
+			size_t len = strcspn(s, ",");
+			if (len > 0)
+				n++;
+			s += len + (s[len] == ',');
+		}
+		if (n > 0)
+			return n;
+	}
+	if (get_number(wild, PMIX_NUM_NODES, &n) == PMIX_SUCCESS && n > 0)
+		return n;
+	return size;
 }
 
 /* The agreement's deadline passed (or rank 0 gave up first): name the missing nodes,
@@ -561,14 +597,13 @@ static int connect_job(struct pmix_state *st, struct ll_error *err)
 	PMIX_LOAD_PROCID(&wild, st->me.nspace, PMIX_RANK_WILDCARD);
 	if ((rc = get_number(&wild, PMIX_JOB_SIZE, &st->size)) != PMIX_SUCCESS)
 		return pmix_fail(err, rc, "cannot read the job size from PMIx");
-	if (get_number(&wild, PMIX_NUM_NODES, &n_nodes) != PMIX_SUCCESS)
-		n_nodes = st->size;
+	n_nodes = job_nodes(&wild, st->size);
 	if (get_number(&wild, PMIX_LOCAL_SIZE, &local) != PMIX_SUCCESS)
 		local = 1;
 	/* One llmlaunch per node is the contract: it starts the node's workers itself.
 	 * Every process sees the same job size and node count, so all of them stop. */
 	if (st->size != n_nodes || local > 1) {
-		_cleanup_free_ char *host = rank_name(&st->me, st->me.rank);
+		_cleanup_free_ char *host = rank_name(st, st->me.rank);
 
 		r = ll_error_set(err, -EINVAL,
 				 "%u llmlaunch processes on %u node%s (%u on '%s'): llmlaunch runs once per node "
@@ -580,7 +615,7 @@ static int connect_job(struct pmix_state *st, struct ll_error *err)
 	/* Every node's name is job information, here before any exchange. */
 	st->names = ll_calloc(st->size, sizeof(char *));
 	for (uint32_t i = 0; i < st->size; i++)
-		st->names[i] = rank_name(&st->me, i);
+		st->names[i] = rank_name(st, i);
 	return 0;
 }
 
@@ -741,7 +776,9 @@ LL_MODULE_EXPORT int ll_pmix_module_run(const struct ll_agree_pmix_args *a, stru
 					 struct ll_error *err)
 {
 	const struct ll_agree_options *o = a->o;
-	struct pmix_state st = { .self = a->self, .o = o, .not_slurm = a->not_slurm, .t0 = ll_now_s() };
+	struct pmix_state st = {
+		.self = a->self, .o = o, .not_slurm = a->not_slurm, .self_name = a->self_name, .t0 = ll_now_s(),
+	};
 	struct ll_agree_node rec = *a->rec;
 	struct ll_agree_deadlines dl;
 	int r;
