@@ -25,15 +25,27 @@ Features:
              It also names $LLMLAUNCH_STACKS_TRACER (llmlaunch) the rank's ptracer, so
              gdb or py-spy started by llmlaunch may attach under Yama's ptrace_scope 1.
 
+Whatever the features, when the llmlaunch worker that started this interpreter names
+a file in $LLMLAUNCH_END_FILE, the script's exit status is written there once the
+script has ended and the interpreter's atexit handlers have run, just before the
+interpreter shuts down. A rank that dies of a signal after that point did its work: a
+torch thread that takes the GIL while Python 3.13 or older shuts down is ended with
+pthread_exit, which aborts through a C++ destructor ("terminate called without an
+active exception", pytorch/pytorch#38228; seen with gloo's worker threads). The worker
+then keeps the script's status and says what happened, so torchrun does not stop the
+other ranks for it.
+
 A new feature is a function in FEATURES; an unknown name stops the start with one line
 (an older bootstrap than the llmlaunch that named it is an installation problem).
 """
+import atexit
 import importlib.abc
 import importlib.machinery
 import os
 import sys
 
 ENV = "LLMLAUNCH_BOOTSTRAP"
+END_FILE_ENV = "LLMLAUNCH_END_FILE"
 
 
 def _fail(message):
@@ -163,6 +175,59 @@ FEATURES = {
 }
 
 
+# ---- the script's end, for the worker ------------------------------------------
+
+# The status the interpreter is about to exit with; None until the script has ended
+# (or when it ends by KeyboardInterrupt: Python then exits by SIGINT itself).
+_end_status = None
+
+
+def _exit_status(code):
+    """The status `raise SystemExit(code)` gives the process, as Python maps it."""
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code & 0xFF
+    return 1
+
+
+def _record_end_at_exit():
+    """Registered before the script runs, so it runs after the script's own atexit
+    handlers (they run last-registered first). Only in this process: a child made by
+    os.fork that exits through sys.exit is not the rank."""
+    path = os.environ.pop(END_FILE_ENV, None)
+    if not path:
+        return
+    pid = os.getpid()
+
+    def record():
+        if os.getpid() != pid or _end_status is None:
+            return
+        try:
+            with open(path + ".tmp", "w") as f:
+                f.write("exit %d\n" % _end_status)
+            os.rename(path + ".tmp", path)
+        except OSError:
+            pass
+
+    atexit.register(record)
+
+
+def _run_target(run, *args):
+    global _end_status
+    try:
+        run(*args)
+    except SystemExit as e:
+        _end_status = _exit_status(e.code)
+        raise
+    except KeyboardInterrupt:
+        raise
+    except BaseException:
+        _end_status = 1
+        raise
+    _end_status = 0
+
+
 # ---- the target, as a plain start runs it -------------------------------------
 
 def _run_script(path, args):
@@ -222,6 +287,7 @@ def _run_module(name, args):
 
 def main():
     argv = sys.argv[1:]
+    _record_end_at_exit()
     for name in filter(None, (n.strip() for n in os.environ.get(ENV, "").split(","))):
         feature = FEATURES.get(name)
         if feature is None:
@@ -229,9 +295,9 @@ def main():
                   "started it; reinstall llmlaunch" % (name, ENV, ", ".join(sorted(FEATURES))))
         feature()
     if len(argv) >= 2 and argv[0] == "-m":
-        _run_module(argv[1], argv[2:])
+        _run_target(_run_module, argv[1], argv[2:])
     elif argv and argv[0] != "-m":
-        _run_script(argv[0], argv[1:])
+        _run_target(_run_script, argv[0], argv[1:])
     else:
         _fail("usage: llmlaunch_boot.py (-m MODULE | SCRIPT) [ARGS...]")
 

@@ -20,6 +20,9 @@
  * failure as its own exit status 1; these records let llmlaunch exit with the
  * failing script's status instead. */
 #define LL_STATUS_DIR_ENV "LLMLAUNCH_STATUS_DIR"
+/* Where the bootstrap writes the script's exit status before the interpreter shuts
+ * down (set by the worker for its interpreter alone). */
+#define LL_END_FILE_ENV "LLMLAUNCH_END_FILE"
 /* "1": each __worker relays its interpreter's stdout too, so the hang watch sees
  * every line a rank prints (stderr is always relayed: the cause of a failure). */
 #define LL_WATCH_OUTPUT_ENV "LLMLAUNCH_WATCH_OUTPUT"
@@ -173,6 +176,8 @@ int ll_worker_status_collect(const char *dir, int *ret_status, int *ret_rank);
 struct ll_worker_end {
 	int local_rank, rank, attempt; /* rank: the global RANK, -1 unknown */
 	int wstatus;
+	int shutdown_signal;        /* the script ended with wstatus's code, then its interpreter
+	                             * died of this signal while shutting down; 0: it did not */
 	const char *host;           /* the node's name (Slurm's, else the host's); NULL unknown */
 	const char *cause;          /* the exception line or last output line; NULL none */
 };
@@ -186,6 +191,7 @@ struct ll_worker_exit {
 	bool signaled;              /* `code` is a signal number, else an exit code */
 	int code;
 	long long time_ns;          /* CLOCK_REALTIME when the worker saw its interpreter end */
+	int shutdown_signal;        /* as in struct ll_worker_end; 0: none */
 	char *host, *cause;         /* NULL: not recorded */
 	/* Not a rank's end: the llmlaunch of node `node` (named `host`) left the job
 	 * without saying its torchrun ended (the job channel, docs/failures.md): rank and

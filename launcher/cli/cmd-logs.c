@@ -392,6 +392,8 @@ static void print_job(struct ll_out *o, const struct job_record *j)
 		ll_out_string(o, "host", x->host ? " on %s" : NULL, x->host);
 		ll_out_int(o, "exit", x->signaled ? NULL : ": exit %s", x->code, !x->signaled);
 		ll_out_string(o, "signal", x->signaled ? ": signal %s" : NULL, x->signaled ? sigabbrev_np(x->code) : NULL);
+		ll_out_string(o, "shutdown_signal", x->shutdown_signal ? ", then signal %s while shutting down" : NULL,
+			      x->shutdown_signal ? sigabbrev_np(x->shutdown_signal) : NULL);
 		ll_out_string(o, "time", " at %s", when);
 		ll_out_string(o, "cause", x->cause ? ": %s" : NULL, x->cause);
 		ll_out_text(o, "\n");

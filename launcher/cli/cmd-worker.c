@@ -5,7 +5,13 @@
  * Under a supervising llmlaunch (LLMLAUNCH_STATUS_DIR set) the worker stays as the
  * interpreter's parent: torchrun turns any worker failure into its own exit status 1,
  * so the worker records the real status for llmlaunch, forwards signals, and ends
- * the same way the interpreter did. Without it (--exec) the worker simply execs. */
+ * the same way the interpreter did. Without it (--exec) the worker simply execs.
+ *
+ * Where the bootstrap runs (python/llmlaunch_boot.py) it writes the script's exit
+ * status into LLMLAUNCH_END_FILE just before the interpreter shuts down; an
+ * interpreter that then dies of a signal finished the script (torch's threads and
+ * Python's shutdown, pytorch/pytorch#38228), and the worker ends with the script's
+ * status, saying so, instead of failing the job for it. */
 
 #include <errno.h>
 #include <fcntl.h>
@@ -123,6 +129,8 @@ static void __attribute__((noreturn)) run_and_record(char **argv, const char *st
 {
 	static const int forwarded[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
 	static struct worker_run w;
+	_cleanup_free_ char *end_file = NULL;
+	int shutdown_signal = 0;
 	const char *rc = getenv("TORCHELASTIC_RESTART_COUNT"), *rank_s = getenv("RANK");
 	const char *watch = getenv(LL_WATCH_OUTPUT_ENV);
 	sigset_t mask, old;
@@ -143,6 +151,7 @@ static void __attribute__((noreturn)) run_and_record(char **argv, const char *st
 		errp[0] = errp[1] = -1;
 	if (watch && strcmp(watch, "1") == 0 && pipe2(outp, O_CLOEXEC) < 0)
 		outp[0] = outp[1] = -1;
+	end_file = ll_asprintf("%s/end-%d", status_dir, (int)parent);
 	pid = fork();
 	if (pid < 0) {
 		ll_errorf("cannot start '%s': fork: %s", argv[0], strerror(errno));
@@ -158,6 +167,7 @@ static void __attribute__((noreturn)) run_and_record(char **argv, const char *st
 		if (outp[1] >= 0)
 			dup2(outp[1], STDOUT_FILENO);
 		sigprocmask(SIG_SETMASK, &old, NULL);
+		setenv(LL_END_FILE_ENV, end_file, 1);
 		execvp(argv[0], argv);
 		ll_errorf("cannot run '%s': %s", argv[0], strerror(errno));
 		_exit(errno == ENOENT ? 127 : 126);
@@ -225,18 +235,49 @@ static void __attribute__((noreturn)) run_and_record(char **argv, const char *st
 	if (w.activity)
 		unlink(w.activity);
 	{
+		_cleanup_free_ char *text = NULL;
+		int script_status;
+
+		if (ll_read_file(end_file, 64, &text) == 0 && sscanf(text, "exit %d", &script_status) == 1 &&
+		    script_status >= 0 && script_status <= 255 && WIFSIGNALED(st)) {
+			shutdown_signal = WTERMSIG(st);
+			st = W_EXITCODE(script_status, 0);
+		}
+		unlink(end_file);
+	}
+	{
 		_cleanup_free_ char *host = run_node_name(), *cause = NULL;
 
-		if (WIFSIGNALED(st) || WEXITSTATUS(st) != 0) {
+		if (WIFSIGNALED(st) || WEXITSTATUS(st) != 0 || shutdown_signal) {
 			cause = ll_worker_cause_from_error_file(getenv("TORCHELASTIC_ERROR_FILE"));
 			if (!cause && w.tail_len)
 				cause = ll_worker_cause_from_output(w.tail, w.tail_len);
+		}
+		/* A stop from outside (torchrun ending the other ranks after one failed,
+		 * a forwarded Ctrl-C) that lands while the interpreter shuts down is not
+		 * news; a signal the process raised itself is. */
+		if (shutdown_signal && shutdown_signal != SIGTERM && shutdown_signal != SIGKILL &&
+		    shutdown_signal != SIGINT && shutdown_signal != SIGHUP) {
+			/* The one cause known by name: libstdc++'s words when pthread_exit
+			 * unwinds through a destructor. */
+			bool torch_thread = cause && strstr(cause, "terminate called without an active exception");
+
+			ll_warnf("rank %d%s%s: the script ended with status %d, then its interpreter died of SIG%s while "
+				 "shutting down%s%s%s: status %d kept, the other ranks are not stopped for it",
+				 rank, host ? " on " : "", host ? host : "", WEXITSTATUS(st),
+				 sigabbrev_np(shutdown_signal) ? sigabbrev_np(shutdown_signal) : "?", cause ? " (" : "",
+				 cause ? cause : "",
+				 torch_thread ? ": a torch thread took the GIL after Python began to shut down, "
+						"pytorch/pytorch#38228)"
+					      : cause ? ")" : "",
+				 WEXITSTATUS(st));
 		}
 		if (ll_worker_end_write(status_dir,
 					&(struct ll_worker_end){ .local_rank = local_rank,
 								 .rank = rank,
 								 .attempt = attempt,
 								 .wstatus = st,
+								 .shutdown_signal = shutdown_signal,
 								 .host = host,
 								 .cause = cause },
 					&err) < 0) {

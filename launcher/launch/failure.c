@@ -50,6 +50,8 @@ int ll_worker_end_write(const char *dir, const struct ll_worker_end *e, struct l
 		ll_buf_addf(&b, "exit %d %lld\n", WEXITSTATUS(e->wstatus), t);
 	if (e->rank >= 0)
 		ll_buf_addf(&b, "rank %d\n", e->rank);
+	if (e->shutdown_signal > 0)
+		ll_buf_addf(&b, "shutdown-signal %d\n", e->shutdown_signal);
 	add_line(&b, "host", e->host);
 	add_line(&b, "cause", e->cause);
 	path = ll_asprintf("%s/rank-%d-attempt-%d", dir, e->local_rank, e->attempt);
@@ -78,6 +80,8 @@ static int parse_record(const char *text, struct ll_worker_exit *x)
 
 		if (ll_startswith(s, "rank "))
 			ll_parse_digits(s + 5, n - 5, &x->rank);
+		else if (ll_startswith(s, "shutdown-signal "))
+			ll_parse_digits(s + 16, n - 16, &x->shutdown_signal);
 		else if (ll_startswith(s, "host ") && !x->host)
 			x->host = ll_strndup(s + 5, n - 5);
 		else if (ll_startswith(s, "cause ") && !x->cause)

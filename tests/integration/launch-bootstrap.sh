@@ -74,6 +74,51 @@ done
 grep -q "^$PY [^ ]*/llmlaunch_boot.py -m torch.distributed.run .* -- $PY -u [^ ]*/llmlaunch_boot.py sub/show.py 0\$" \
 	"$WORK/dry.out" || fail "dry run's command: $(tail -1 "$WORK/dry.out")"
 
+# A script that ends, then dies of a signal while its interpreter shuts down (what a
+# torch thread that takes the GIL during Python's shutdown does, pytorch/pytorch#38228):
+# through the bootstrap the rank keeps the script's status and says so; a signal
+# before the script's end, or without the bootstrap, is the rank's end as before.
+cat >"$WORK/sub/late.py" <<'PY'
+import os, signal, sys
+class DiesAtShutdown:
+    def __init__(self):
+        self.kill, self.pid, self.write = os.kill, os.getpid(), os.write
+    def __del__(self):
+        self.write(2, b"late: dying while the interpreter shuts down\n")
+        self.kill(self.pid, signal.SIGABRT)
+late = DiesAtShutdown()
+if sys.argv[1] == "during":
+    os.kill(os.getpid(), signal.SIGABRT)
+sys.exit(int(sys.argv[2]))
+PY
+late() { # NAME BOOTSTRAP ARGS...: runs sub/late.py ARGS, sets rc
+	local name=$1 boot=$2
+	shift 2
+	set +e
+	LLMLAUNCH_BOOTSTRAP=$boot "$LLMLAUNCH" --python "$PY" --nproc-per-node 1 sub/late.py "$@" \
+		>"$WORK/out.$name" 2>"$WORK/err.$name"
+	rc=$?
+	set -e
+	grep -q "^late: dying" "$WORK/err.$name" || [ "$1" = during ] ||
+		fail "$name: the script did not die at shutdown: $(tail -5 "$WORK/err.$name")"
+}
+late after0 libuv-off after 0
+assert_eq "ended 0, died at shutdown, through the bootstrap: exit status" 0 "$rc"
+grep -q "warning: rank 0 on [^:]*: the script ended with status 0, then its interpreter died of SIGABRT while shutting down.*status 0 kept" \
+	"$WORK/err.after0" || fail "after0: no word of the shutdown: $(tail -5 "$WORK/err.after0")"
+late after4 libuv-off after 4
+assert_eq "ended 4, died at shutdown, through the bootstrap: exit status" 4 "$rc"
+kept=$(sed -n "s/^llmlaunch: the job's record is kept in '\([^']*\)'.*/\1/p" "$WORK/err.after4")
+[ -n "$kept" ] || fail "after4: the failed job's record was not kept: $(tail -5 "$WORK/err.after4")"
+"$LLMLAUNCH" logs "$kept" >"$WORK/logs.after4" 2>&1 || true
+grep -q "rank 0.*: exit 4, then signal ABRT while shutting down" "$WORK/logs.after4" ||
+	fail "after4: logs: $(cat "$WORK/logs.after4")"
+late during libuv-off during 0
+assert_eq "died during the script, through the bootstrap: exit status" 134 "$rc"
+late plain "" after 0
+assert_eq "ended 0, died at shutdown, without the bootstrap: exit status" 134 "$rc"
+rm -rf "$TMPDIR"/llmlaunch-*
+
 # The stacks feature names llmlaunch's process the rank's ptracer (PR_SET_PTRACER), so
 # that gdb or py-spy, its children, may attach under Yama's ptrace_scope 1. The kernel
 # here may have no Yama (the call then fails with EINVAL): strace shows the call.

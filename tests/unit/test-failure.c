@@ -153,6 +153,7 @@ static void test_record_roundtrip(void **state)
 	assert_int_equal(v[0].code, 3);
 	assert_string_equal(v[0].host, "gpu01");
 	assert_string_equal(v[0].cause, "KeyError: 'a b' c");
+	assert_int_equal(v[0].shutdown_signal, 0);
 	ll_worker_exits_free(v, n);
 	/* The older reader still reads the first line. */
 	{
@@ -161,6 +162,28 @@ static void test_record_roundtrip(void **state)
 		assert_int_equal(ll_worker_status_collect(dir, &status, &rank), 1);
 		assert_int_equal(status, 3);
 		assert_int_equal(rank, 2);
+	}
+	/* A script that ended with 0, then an interpreter that died while shutting down:
+	 * the record is the script's status, with the signal beside it, and no failure. */
+	assert_int_equal(ll_worker_end_write(dir,
+					     &(struct ll_worker_end){ .local_rank = 0,
+								      .rank = 4,
+								      .attempt = 1,
+								      .wstatus = 0,
+								      .shutdown_signal = SIGABRT,
+								      .cause = "terminate called without an active exception" },
+					     &err),
+			 0);
+	assert_int_equal(ll_worker_exits_read(dir, &v, &n), 0);
+	assert_int_equal(n, 1);
+	assert_false(v[0].signaled);
+	assert_int_equal(v[0].code, 0);
+	assert_int_equal(v[0].shutdown_signal, SIGABRT);
+	ll_worker_exits_free(v, n);
+	{
+		int status = 0, rank = -1;
+
+		assert_int_equal(ll_worker_status_collect(dir, &status, &rank), 0);
 	}
 	remove_dir(dir);
 }
