@@ -151,7 +151,9 @@ static void __attribute__((noreturn)) run_and_record(char **argv, const char *st
 		errp[0] = errp[1] = -1;
 	if (watch && strcmp(watch, "1") == 0 && pipe2(outp, O_CLOEXEC) < 0)
 		outp[0] = outp[1] = -1;
-	end_file = ll_asprintf("%s/end-%d", status_dir, (int)parent);
+	/* Only the bootstrap writes it: other interpreters are not told of it. */
+	if (getenv(LL_BOOTSTRAP_ENV) && *getenv(LL_BOOTSTRAP_ENV))
+		end_file = ll_asprintf("%s/end-%d", status_dir, (int)parent);
 	pid = fork();
 	if (pid < 0) {
 		ll_errorf("cannot start '%s': fork: %s", argv[0], strerror(errno));
@@ -167,7 +169,8 @@ static void __attribute__((noreturn)) run_and_record(char **argv, const char *st
 		if (outp[1] >= 0)
 			dup2(outp[1], STDOUT_FILENO);
 		sigprocmask(SIG_SETMASK, &old, NULL);
-		setenv(LL_END_FILE_ENV, end_file, 1);
+		if (end_file)
+			setenv(LL_END_FILE_ENV, end_file, 1);
 		execvp(argv[0], argv);
 		ll_errorf("cannot run '%s': %s", argv[0], strerror(errno));
 		_exit(errno == ENOENT ? 127 : 126);
@@ -234,7 +237,7 @@ static void __attribute__((noreturn)) run_and_record(char **argv, const char *st
 	/* An ended rank is not hanging: the watch looks at running ranks only. */
 	if (w.activity)
 		unlink(w.activity);
-	{
+	if (end_file) {
 		_cleanup_free_ char *text = NULL;
 		int script_status;
 
@@ -247,17 +250,18 @@ static void __attribute__((noreturn)) run_and_record(char **argv, const char *st
 	}
 	{
 		_cleanup_free_ char *host = run_node_name(), *cause = NULL;
+		/* A stop from outside (torchrun ending the other ranks after one failed,
+		 * a forwarded Ctrl-C) that lands while the interpreter shuts down is not
+		 * news; a signal the process raised itself is. */
+		bool raised_at_shutdown = shutdown_signal && shutdown_signal != SIGTERM && shutdown_signal != SIGKILL &&
+					  shutdown_signal != SIGINT && shutdown_signal != SIGHUP;
 
-		if (WIFSIGNALED(st) || WEXITSTATUS(st) != 0 || shutdown_signal) {
+		if (WIFSIGNALED(st) || WEXITSTATUS(st) != 0 || raised_at_shutdown) {
 			cause = ll_worker_cause_from_error_file(getenv("TORCHELASTIC_ERROR_FILE"));
 			if (!cause && w.tail_len)
 				cause = ll_worker_cause_from_output(w.tail, w.tail_len);
 		}
-		/* A stop from outside (torchrun ending the other ranks after one failed,
-		 * a forwarded Ctrl-C) that lands while the interpreter shuts down is not
-		 * news; a signal the process raised itself is. */
-		if (shutdown_signal && shutdown_signal != SIGTERM && shutdown_signal != SIGKILL &&
-		    shutdown_signal != SIGINT && shutdown_signal != SIGHUP) {
+		if (raised_at_shutdown) {
 			/* The one cause known by name: libstdc++'s words when pthread_exit
 			 * unwinds through a destructor. */
 			bool torch_thread = cause && strstr(cause, "terminate called without an active exception");
