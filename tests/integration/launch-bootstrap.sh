@@ -115,8 +115,11 @@ grep -q "rank 0.*: exit 4, then signal ABRT while shutting down" "$WORK/logs.aft
 	fail "after4: logs: $(cat "$WORK/logs.after4")"
 late during libuv-off during 0
 assert_eq "died during the script, through the bootstrap: exit status" 134 "$rc"
-late plain "" after 0
-assert_eq "ended 0, died at shutdown, without the bootstrap: exit status" 134 "$rc"
+# Without it (where this torch can start without it: not torch >= 2.4 without libuv).
+if [ "$(jq -r '.settings[] | select(.name == "LLMLAUNCH_BOOTSTRAP") | .value' "$WORK/e1.json")" = null ]; then
+	late plain "" after 0
+	assert_eq "ended 0, died at shutdown, without the bootstrap: exit status" 134 "$rc"
+fi
 rm -rf "$TMPDIR"/llmlaunch-*
 
 # The stacks feature names llmlaunch's process the rank's ptracer (PR_SET_PTRACER), so
