@@ -22,8 +22,11 @@ launch() {
 	slurm_netns_hub env "$@" timeout 60 srun -N4 --ntasks-per-node=1 --mpi="$mpi" -o "$agree_tmp/out-%t.txt" \
 		-e "$agree_tmp/err-%t.txt" "$LLMLAUNCH" --python /usr/bin/python3 --nproc-per-node 1 --agree-timeout 6 \
 		"$LL_SRCDIR/examples/train.py" --steps 2 2>"$agree_tmp/srun.err" && fail "--mpi=$mpi: srun succeeded"
-	[ $((SECONDS - start)) -lt 40 ] ||
-		fail "--mpi=$mpi: took $((SECONDS - start)) s: $(tail -n 4 "$agree_tmp"/err-*.txt "$agree_tmp/srun.err")"
+	if [ $((SECONDS - start)) -ge 40 ]; then
+		slurm_netns_hub sinfo -N -l >&2 || true
+		slurm_cluster_dump_logs
+		fail "--mpi=$mpi: took $((SECONDS - start)) s: $(tail -n 4 "$agree_tmp"/err-*.txt "$agree_tmp/srun.err" 2>&1)"
+	fi
 	[ "$(grep -c "task [0-3]: Exited with exit code 1" "$agree_tmp/srun.err")" = 4 ] ||
 		fail "--mpi=$mpi: not every task exited 1: $(cat "$agree_tmp/srun.err")"
 	! grep -q llmlaunch-example "$agree_tmp"/out-*.txt || fail "--mpi=$mpi: a worker started"
