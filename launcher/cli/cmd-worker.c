@@ -132,7 +132,7 @@ static void __attribute__((noreturn)) run_and_record(char **argv, const char *st
 	_cleanup_free_ char *end_file = NULL;
 	int shutdown_signal = 0;
 	const char *rc = getenv("TORCHELASTIC_RESTART_COUNT"), *rank_s = getenv("RANK");
-	const char *watch = getenv(LL_WATCH_OUTPUT_ENV);
+	const char *watch = getenv(LL_WATCH_OUTPUT_ENV), *bootstrap = getenv(LL_BOOTSTRAP_ENV);
 	sigset_t mask, old;
 	struct ll_error err = { 0 };
 	int st = 0, attempt = rc ? atoi(rc) : 0, rank = -1, sfd, errp[2] = { -1, -1 }, outp[2] = { -1, -1 };
@@ -152,7 +152,7 @@ static void __attribute__((noreturn)) run_and_record(char **argv, const char *st
 	if (watch && strcmp(watch, "1") == 0 && pipe2(outp, O_CLOEXEC) < 0)
 		outp[0] = outp[1] = -1;
 	/* Only the bootstrap writes it: other interpreters are not told of it. */
-	if (getenv(LL_BOOTSTRAP_ENV) && *getenv(LL_BOOTSTRAP_ENV))
+	if (bootstrap && *bootstrap)
 		end_file = ll_asprintf("%s/end-%d", status_dir, (int)parent);
 	pid = fork();
 	if (pid < 0) {

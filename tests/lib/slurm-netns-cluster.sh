@@ -17,8 +17,13 @@
 # namespaces, whose names carry the run's id (llt<id>-hub, llt<id>-n1, ...): two runs
 # never share anything but munged's host (each its own socket) and the file system.
 #
-#   hub namespace (hostname of this host): slurmctld, and every Slurm client command
-#   (slurm_netns_hub srun|sinfo|scontrol ...). Three bridges:
+#   hub namespace (hostname hub): slurmctld, and every Slurm client command
+#   (slurm_netns_hub srun|sinfo|scontrol ...), run as a node's are (in-node hub), so the
+#   hub's own name resolves there as a login node's does: slurmctld looks up srun's host
+#   when a job ends, and a name it cannot resolve (this machine's hostname, absent from a
+#   minimal root's /etc/hosts, with no route to a DNS server from the hub) holds it for
+#   10 s, long enough to time out a node's step-complete message and keep that node
+#   completing for another 60 s. Three bridges:
 #     brmgmt  management  203.0.113.126/25  <- mgmt0 of every node
 #     brdata  data        no address         <- eth0/ens5 of every node, but isolated ones
 #     brstor  storage     no address         <- the storage interface of some nodes
@@ -35,7 +40,8 @@
 #   An isolated node (SLURM_NETNS_ISOLATED) keeps its data address and link, but the link's
 #   hub end is not on the bridge: the address is there and nothing answers.
 #   IPv6 is off in every namespace. /etc/hosts, bind-mounted inside each namespace only,
-#   names every node by its data address (nK -> 198.51.100.K), the hub by its management one.
+#   names every node by its data address (nK -> 198.51.100.K), the hub by its management
+#   one (hub -> 203.0.113.126).
 #
 # Tear-down (slurm_netns_stop, also after a failure): the Slurm daemons as in
 # slurm-cluster.sh, then every process still inside one of this run's namespaces (steps,
@@ -97,8 +103,9 @@ slurm_netns_storage_if() {
 	esac
 }
 
-# slurm_netns_hub CMD...: run a command in the hub namespace (Slurm clients, slurmctld).
-slurm_netns_hub() { ip netns exec "$(slurm_netns_hub_ns)" "$@"; }
+# slurm_netns_hub CMD...: run a command in the hub namespace (Slurm clients, slurmctld),
+# with the hub's hostname and the cluster's /etc/hosts.
+slurm_netns_hub() { slurm_netns_exec hub "$@"; }
 
 # slurm_netns_exec NODE CMD...: run a command inside NODE as its slurmd would: its
 # network, its hostname, its /etc/hosts.
@@ -108,9 +115,9 @@ slurm_netns_write_in_node() {
 	local dir=$1
 	cat >"$dir/bin/in-node" <<EOF
 #!/usr/bin/env bash
-# in-node NODE CMD...: CMD inside NODE as its slurmd runs: NODE's network namespace, a
-# sysfs of that namespace on /sys (what llmlaunch's probe reads), NODE as hostname, the
-# cluster's /etc/hosts. As 'ip netns exec' does, but that would lose the cgroup tree
+# in-node NODE CMD...: CMD inside NODE (nK, or hub) as its slurmd (slurmctld) runs:
+# NODE's network namespace, a sysfs of that namespace on /sys (what llmlaunch's probe
+# reads), NODE as hostname, the cluster's /etc/hosts. As 'ip netns exec' does, but that would lose the cgroup tree
 # under /sys, which slurmd needs: it is kept aside and mounted again on the new sysfs.
 # Every mount is in a mount namespace of its own, not seen outside.
 set -e
@@ -173,7 +180,7 @@ slurm_netns_network() {
 	ip -n "$hub" addr add 203.0.113.126/25 dev brmgmt || return 1
 	{
 		echo "127.0.0.1 localhost"
-		echo "203.0.113.126 $(hostname) hub"
+		echo "203.0.113.126 hub"
 	} >"$dir/hosts"
 	for k in $(seq 1 "$n"); do
 		ns=$(slurm_netns_node_ns "n$k")
@@ -200,7 +207,7 @@ slurm_netns_network() {
 slurm_netns_write_conf() {
 	local dir=$1 n=$2 k
 	{
-		echo "SlurmctldHost=$(hostname)(203.0.113.126)"
+		echo "SlurmctldHost=hub(203.0.113.126)"
 		echo "SlurmctldPort=6817"
 		echo "SlurmdPort=6818"
 		slurm_cluster_conf_common "$dir"
@@ -241,10 +248,10 @@ slurm_netns_start() {
 	[ "$n" -le 120 ] || { slurm_cluster_log "at most 120 nodes"; return 1; }
 	[ -n "$SLURM_NETNS_ID" ] || SLURM_NETNS_ID=$$x$RANDOM
 	SLURM_CLUSTER_STOP_HOOK=slurm_netns_teardown
-	SLURM_CLUSTER_RUN=(ip netns exec "$(slurm_netns_hub_ns)")
 	slurm_cluster_prepare "$n" || return 1
 	dir=$SLURM_CLUSTER_DIR
 	slurm_netns_write_in_node "$dir"
+	SLURM_CLUSTER_RUN=("$dir/bin/in-node" hub)
 	slurm_netns_network "$n" "$dir" || { slurm_cluster_log "network set-up failed"; return 1; }
 	slurm_netns_write_conf "$dir" "$n"
 	export SLURM_CONF=$dir/slurm.conf
