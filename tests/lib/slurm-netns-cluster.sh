@@ -117,8 +117,9 @@ slurm_netns_write_in_node() {
 #!/usr/bin/env bash
 # in-node NODE CMD...: CMD inside NODE (nK, or hub) as its slurmd (slurmctld) runs:
 # NODE's network namespace, a sysfs of that namespace on /sys (what llmlaunch's probe
-# reads), NODE as hostname, the cluster's /etc/hosts. As 'ip netns exec' does, but that would lose the cgroup tree
-# under /sys, which slurmd needs: it is kept aside and mounted again on the new sysfs.
+# reads), NODE as hostname, the cluster's /etc/hosts. As 'ip netns exec' does, but that
+# would lose the cgroup tree under /sys, which slurmd needs: it is kept aside and
+# mounted again on the new sysfs.
 # Every mount is in a mount namespace of its own, not seen outside.
 set -e
 case \${1:-} in
